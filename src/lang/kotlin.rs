@@ -1,0 +1,5 @@
+//! Front end placeholder: filled in by the kotlin lowering.
+use super::Lowerer;
+use tree_sitter::Node;
+
+pub fn lower(_lw: &mut Lowerer, _root: Node) {}

@@ -1,0 +1,3 @@
+//! idemlint: finds code that makes payment APIs charge a customer twice.
+pub mod facts;
+pub mod lang;
