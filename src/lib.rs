@@ -1,3 +1,334 @@
 //! idemlint: finds code that makes payment APIs charge a customer twice.
+//!
+//! Pipeline: [`discover`] files -> parse each once with tree-sitter and lower it to
+//! [`facts`] ([`lang`]) -> build the [`project`] index -> run every enabled rule
+//! ([`rules`]) over the shared analysis ([`flow`], [`scopes`]) -> sorted, deduplicated
+//! [`Report`] rendered by [`report`].
+
+pub mod catalog;
+pub mod discover;
 pub mod facts;
+pub mod finding;
+pub mod flow;
 pub mod lang;
+pub mod project;
+pub mod report;
+pub mod rules;
+pub mod scopes;
+pub mod source;
+
+use crate::facts::Span;
+use crate::finding::Finding;
+use crate::project::{Project, Unit};
+use crate::rules::Selection;
+use crate::source::{LineCol, SourceFile};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What to check and how.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub selection: Selection,
+    /// Check test sources too.
+    pub include_tests: bool,
+    /// Worker threads (0 = one per core).
+    pub threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            selection: Selection::default_rules(),
+            include_tests: false,
+            threads: 0,
+        }
+    }
+}
+
+/// A problem with the input rather than with the code: unreadable paths, undecodable files.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ToolError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// A note about a file that was still analysed (syntax errors, nesting too deep).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Notice {
+    pub path: PathBuf,
+    pub line: usize,
+    pub message: String,
+}
+
+/// A secondary location resolved to a path and line/column.
+#[derive(Debug, Clone)]
+pub struct ReportLabel {
+    pub file: usize,
+    pub span: Span,
+    pub start: LineCol,
+    pub end: LineCol,
+    pub message: String,
+}
+
+/// A finding resolved to a path and line/column, ready to render.
+#[derive(Debug, Clone)]
+pub struct ReportFinding {
+    pub rule: &'static rules::RuleMeta,
+    /// Index into [`Report::files`].
+    pub file: usize,
+    pub span: Span,
+    pub start: LineCol,
+    pub end: LineCol,
+    pub label: String,
+    pub message: String,
+    pub help: String,
+    pub labels: Vec<ReportLabel>,
+    pub symbol: String,
+}
+
+/// The outcome of a run.
+#[derive(Default)]
+pub struct Report {
+    /// Sorted by path, line, column, rule.
+    pub findings: Vec<ReportFinding>,
+    /// Files that findings point into (primary or secondary), with their text.
+    pub files: Vec<Arc<SourceFile>>,
+    pub errors: Vec<ToolError>,
+    pub notices: Vec<Notice>,
+    pub files_checked: usize,
+}
+
+impl Report {
+    pub fn path(&self, file: usize) -> &Path {
+        &self.files[file].path
+    }
+}
+
+/// Lints `paths` (files or directories).
+pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
+    let (candidates, walk_errors) = discover::discover(paths);
+    let candidates: Vec<_> = candidates
+        .into_iter()
+        .filter(|c| opts.include_tests || c.explicit || !c.is_test)
+        .collect();
+    let mut report = Report {
+        errors: walk_errors
+            .into_iter()
+            .map(|e| ToolError {
+                path: e.path,
+                message: e.message,
+            })
+            .collect(),
+        ..Report::default()
+    };
+    let mut run = || lint_candidates(&candidates, opts, &mut report);
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .stack_size(64 << 20)
+        .build()
+    {
+        Ok(pool) => pool.install(run),
+        Err(_) => run(),
+    }
+    report
+}
+
+/// Lints in-memory sources (used by tests and `--stdin-filename`).
+pub fn lint_sources(sources: Vec<(PathBuf, String)>, opts: &Options) -> Report {
+    let mut report = Report::default();
+    let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = sources
+        .into_par_iter()
+        .map(|(path, text)| match facts::Lang::from_path(&path) {
+            Some(lang) => Ok(parse_unit(path, text, lang)),
+            None => Err(ToolError {
+                path,
+                message: "not a Java, Kotlin or Rust source file".into(),
+            }),
+        })
+        .collect();
+    finish(units, opts, &mut report);
+    report
+}
+
+fn lint_candidates(candidates: &[discover::Candidate], opts: &Options, report: &mut Report) {
+    let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = candidates
+        .par_iter()
+        .map(|c| {
+            let text = read_source(&c.path)?;
+            Ok(parse_unit(c.path.clone(), text, c.lang))
+        })
+        .collect();
+    finish(units, opts, report);
+}
+
+/// Reads a file as UTF-8 text; binary or undecodable files are tool errors.
+fn read_source(path: &Path) -> Result<String, ToolError> {
+    let err = |message: String| ToolError {
+        path: path.to_path_buf(),
+        message,
+    };
+    let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {}", discover::io_message(&e))))?;
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err(err("cannot decode: binary file (contains NUL bytes)".into()));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        err(format!(
+            "cannot decode: not valid UTF-8 (first bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+fn parse_unit(path: PathBuf, text: String, lang: facts::Lang) -> (Unit, Vec<Notice>) {
+    let mut notices = Vec::new();
+    let src = SourceFile::new(path, text);
+    let facts = match lang::parse_and_lower(lang, &src.text) {
+        Some(parsed) => {
+            if parsed.has_errors {
+                let line = parsed
+                    .facts
+                    .syntax_errors
+                    .first()
+                    .map(|s| src.line_col(s.start).line)
+                    .unwrap_or(1);
+                notices.push(Notice {
+                    path: src.path.clone(),
+                    line,
+                    message: format!(
+                        "syntax errors ({} region{}); the recovered tree was analysed",
+                        parsed.facts.syntax_errors.len(),
+                        if parsed.facts.syntax_errors.len() == 1 { "" } else { "s" }
+                    ),
+                });
+            }
+            if parsed.too_deep {
+                notices.push(Notice {
+                    path: src.path.clone(),
+                    line: 1,
+                    message: format!(
+                        "nesting deeper than {} levels; the deepest parts were not analysed",
+                        lang::MAX_DEPTH
+                    ),
+                });
+            }
+            parsed.facts
+        }
+        None => {
+            notices.push(Notice {
+                path: src.path.clone(),
+                line: 1,
+                message: "the parser gave up on this file; it was not analysed".into(),
+            });
+            facts::FileFacts::default()
+        }
+    };
+    (Unit { src, lang, facts }, notices)
+}
+
+fn finish(
+    units: Vec<Result<(Unit, Vec<Notice>), ToolError>>,
+    opts: &Options,
+    report: &mut Report,
+) {
+    let mut ok = Vec::new();
+    for u in units {
+        match u {
+            Ok((unit, notices)) => {
+                report.notices.extend(notices);
+                ok.push(unit);
+            }
+            Err(e) => report.errors.push(e),
+        }
+    }
+    report.files_checked = ok.len();
+    let project = Project::new(ok);
+    let cat = catalog::Catalog::builtin();
+    let ctx = rules::Ctx::new(&project, cat);
+    let mut findings: Vec<Finding> = (0..project.units.len())
+        .into_par_iter()
+        .map_init(
+            || flow::Flow::new(&project, cat),
+            |flow, u| {
+                let mut out = Vec::new();
+                rules::check_unit(&ctx, flow, u, &opts.selection, &mut out);
+                out
+            },
+        )
+        .flatten()
+        .collect();
+    // Test regions inside non-test files (`#[cfg(test)] mod tests`).
+    if !opts.include_tests {
+        findings.retain(|f| {
+            !project.units[f.unit]
+                .facts
+                .test_regions
+                .iter()
+                .any(|r| r.contains(f.span))
+        });
+    }
+    resolve(project, findings, report);
+}
+
+/// Turns spans into lines/columns, keeps the source of files findings point into, sorts and
+/// deduplicates.
+fn resolve(project: Project, findings: Vec<Finding>, report: &mut Report) {
+    let mut file_of_unit: Vec<Option<usize>> = vec![None; project.units.len()];
+    let mut needed: Vec<usize> = findings
+        .iter()
+        .flat_map(|f| std::iter::once(f.unit).chain(f.labels.iter().map(|l| l.unit)))
+        .collect();
+    needed.sort_by(|a, b| project.units[*a].src.path.cmp(&project.units[*b].src.path));
+    needed.dedup();
+    let mut units: Vec<Option<Unit>> = project.units.into_iter().map(Some).collect();
+    for u in needed {
+        if let Some(unit) = units[u].take() {
+            file_of_unit[u] = Some(report.files.len());
+            report.files.push(Arc::new(unit.src));
+        }
+    }
+    let rf = |u: usize| file_of_unit[u].unwrap_or(0);
+    let mut out: Vec<ReportFinding> = findings
+        .into_iter()
+        .filter_map(|f| {
+            let file = rf(f.unit);
+            let src = report.files[file].clone();
+            let rule = rules::meta(f.code)?;
+            Some(ReportFinding {
+                rule,
+                file,
+                span: f.span,
+                start: src.line_col(f.span.start),
+                end: src.line_col(f.span.end),
+                label: f.label,
+                message: f.message,
+                help: f.help,
+                labels: f
+                    .labels
+                    .into_iter()
+                    .map(|l| {
+                        let lf = rf(l.unit);
+                        let ls = &report.files[lf];
+                        ReportLabel {
+                            file: lf,
+                            span: l.span,
+                            start: ls.line_col(l.span.start),
+                            end: ls.line_col(l.span.end),
+                            message: l.message,
+                        }
+                    })
+                    .collect(),
+                symbol: f.symbol,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (report.files[a.file].path.as_path(), a.start, a.rule.code)
+            .cmp(&(report.files[b.file].path.as_path(), b.start, b.rule.code))
+            .then(a.end.cmp(&b.end))
+    });
+    out.dedup_by(|a, b| a.file == b.file && a.span == b.span && a.rule.code == b.rule.code);
+    report.findings = out;
+    report.errors.sort_by(|a, b| a.path.cmp(&b.path));
+    report.notices.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+}

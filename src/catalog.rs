@@ -1,0 +1,332 @@
+//! Framework knowledge as data: nondeterministic sources, key sinks and interceptor
+//! boundaries, loaded from `rules/catalog/*.toml` (embedded at build time).
+
+use crate::facts::Lang;
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+const SOURCES: &str = include_str!("../rules/catalog/sources.toml");
+const SINKS: &str = include_str!("../rules/catalog/sinks.toml");
+const INTERCEPTORS: &str = include_str!("../rules/catalog/interceptors.toml");
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceEntry {
+    pub langs: Vec<String>,
+    pub receivers: Vec<String>,
+    pub calls: Vec<String>,
+    pub kind: SourceKind,
+}
+
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    Random,
+    Time,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomObjects {
+    pub types: Vec<String>,
+    pub names: Vec<String>,
+    pub methods_jvm: Vec<String>,
+    pub methods_rust: Vec<String>,
+    pub rust_distributions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Macros {
+    pub random: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Period {
+    pub conversions: Vec<String>,
+    pub constructors: Vec<String>,
+    pub formatters: Vec<String>,
+    pub date_constants: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Constructors {
+    pub time: Vec<String>,
+    pub random: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clocks {
+    pub types: Vec<String>,
+    pub methods: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SourcesFile {
+    source: Vec<SourceEntry>,
+    constructors: Constructors,
+    clocks: Clocks,
+    random_objects: RandomObjects,
+    macros: Macros,
+    period: Period,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sinks {
+    pub key_names: Vec<String>,
+    pub key_variables: Vec<String>,
+    pub not_key_variables: Vec<String>,
+    pub setter_prefixes: Vec<String>,
+    pub key_wrappers: Vec<String>,
+    pub header_name_constructors: Vec<String>,
+    pub memoizers: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterceptorEntry {
+    pub id: String,
+    pub framework: String,
+    pub kind: String,
+    pub langs: Vec<String>,
+    pub supertypes: Vec<String>,
+    pub methods: Vec<String>,
+    pub registrations: Vec<String>,
+    #[serde(default)]
+    pub receiver_hints: Vec<String>,
+    #[serde(default)]
+    pub lambda_params: Option<usize>,
+    #[serde(default)]
+    pub sam: Vec<String>,
+    pub imports: Vec<String>,
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InterceptorsFile {
+    interceptor: Vec<InterceptorEntry>,
+}
+
+/// The whole catalogue.
+#[derive(Debug)]
+pub struct Catalog {
+    pub sources: Vec<SourceEntry>,
+    pub constructors: Constructors,
+    pub clocks: Clocks,
+    pub random_objects: RandomObjects,
+    pub macros: Macros,
+    pub period: Period,
+    pub sinks: Sinks,
+    pub interceptors: Vec<InterceptorEntry>,
+}
+
+impl Catalog {
+    /// The built-in catalogue. Parsed once; the embedded files are checked by a unit test.
+    pub fn builtin() -> &'static Catalog {
+        static CAT: OnceLock<Catalog> = OnceLock::new();
+        CAT.get_or_init(|| Catalog::parse(SOURCES, SINKS, INTERCEPTORS).expect("builtin catalog"))
+    }
+
+    fn parse(sources: &str, sinks: &str, interceptors: &str) -> Result<Catalog, String> {
+        let s: SourcesFile = toml::from_str(sources).map_err(|e| format!("sources.toml: {e}"))?;
+        let k: Sinks = toml::from_str(sinks).map_err(|e| format!("sinks.toml: {e}"))?;
+        let i: InterceptorsFile =
+            toml::from_str(interceptors).map_err(|e| format!("interceptors.toml: {e}"))?;
+        Ok(Catalog {
+            sources: s.source,
+            constructors: s.constructors,
+            clocks: s.clocks,
+            random_objects: s.random_objects,
+            macros: s.macros,
+            period: s.period,
+            sinks: k,
+            interceptors: i.interceptor,
+        })
+    }
+
+    /// Does a call `receiver.name(..)` (receiver's last path segment, `None` for a bare call)
+    /// name a nondeterministic source in `lang`?
+    pub fn source_call(&self, lang: Lang, receiver: Option<&str>, name: &str) -> Option<SourceKind> {
+        self.sources.iter().find_map(|e| {
+            if !e.langs.iter().any(|l| l == lang.name()) || !e.calls.iter().any(|c| c == name) {
+                return None;
+            }
+            let ok = e.receivers.iter().any(|r| match (r.as_str(), receiver) {
+                ("*", _) => true,
+                ("", None) => true,
+                (r, Some(recv)) => recv == r || recv.ends_with(&format!(".{r}")),
+                _ => false,
+            }) || (e.receivers.is_empty() && receiver.is_none());
+            ok.then_some(e.kind)
+        })
+    }
+
+    /// Is `name` (a header, attribute, map key or JSON field name) an idempotency key name?
+    pub fn is_key_name(&self, name: &str) -> bool {
+        let n = normalise(name);
+        !n.is_empty() && self.sinks.key_names.iter().any(|k| n.contains(k.as_str()))
+    }
+
+    /// Is `name` (a variable, field or parameter) named like something holding a key?
+    pub fn is_key_variable(&self, name: &str) -> bool {
+        let n = normalise(name);
+        if !self.sinks.key_variables.iter().any(|k| n.contains(k.as_str())) {
+            return false;
+        }
+        // `IDEMPOTENCY_KEY_HEADER`, `idempotencyKeyName`, `idempotencyKeyEnabled` hold names/flags.
+        let tail = self
+            .sinks
+            .key_variables
+            .iter()
+            .filter_map(|k| n.find(k.as_str()).map(|i| &n[i + k.len()..]))
+            .next()
+            .unwrap_or("");
+        !self.sinks.not_key_variables.iter().any(|s| tail.starts_with(s.as_str()) && !s.is_empty())
+    }
+
+    /// Is a call named `name` a setter that takes a key (`setIdempotencyKey`, `idempotency_key`)?
+    pub fn is_key_setter(&self, name: &str) -> bool {
+        if self.sinks.key_wrappers.iter().any(|w| w == name) {
+            return true;
+        }
+        let n = normalise(name);
+        self.sinks.setter_prefixes.iter().any(|p| {
+            n.strip_prefix(p.as_str())
+                .is_some_and(|rest| self.sinks.key_variables.iter().any(|k| rest == k))
+        })
+    }
+
+    pub fn is_memoizer(&self, name: &str) -> bool {
+        self.sinks.memoizers.iter().any(|m| m == name)
+    }
+
+    pub fn interceptors_for(&self, lang: Lang) -> impl Iterator<Item = &InterceptorEntry> {
+        self.interceptors
+            .iter()
+            .filter(move |e| e.langs.iter().any(|l| l == lang.name()))
+    }
+}
+
+/// Lower case, letters and digits only.
+pub fn normalise(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(|c| c.to_lowercase())
+        .collect()
+}
+
+/// Does a date/time format pattern print only a calendar period (no time of day)?
+/// Java patterns: `yyyy-MM`, `yyyyMMdd`, `uuuu-MM`; strftime: `%Y-%m`, `%Y%m%d`, `%F`.
+pub fn is_period_pattern(p: &str) -> bool {
+    if p.contains('%') {
+        // strftime: any time-of-day or epoch specifier makes it a timestamp.
+        let mut chars = p.chars();
+        let mut saw_date = false;
+        while let Some(c) = chars.next() {
+            if c == '%' {
+                let mut spec = chars.next();
+                while matches!(spec, Some('-' | '_' | '0' | '^' | '#' | '.' | '3' | '6' | '9')) {
+                    spec = chars.next();
+                }
+                match spec {
+                    Some('Y' | 'y' | 'm' | 'd' | 'e' | 'F' | 'B' | 'b' | 'h' | 'G' | 'g' | 'V' | 'U' | 'W' | 'j' | 'C' | 'D' | 'x' | 'u' | 'w' | 'a' | 'A') => saw_date = true,
+                    Some('%' | 'n' | 't') => {}
+                    _ => return false,
+                }
+            }
+        }
+        return saw_date;
+    }
+    // Java DateTimeFormatter / SimpleDateFormat letters; quoted text is literal.
+    let mut in_quote = false;
+    let mut saw_date = false;
+    for c in p.chars() {
+        if c == '\'' {
+            in_quote = !in_quote;
+            continue;
+        }
+        if in_quote || !c.is_ascii_alphabetic() {
+            continue;
+        }
+        match c {
+            'y' | 'u' | 'M' | 'L' | 'd' | 'D' | 'Q' | 'q' | 'Y' | 'w' | 'W' | 'E' | 'e' | 'c' | 'F' | 'G' => saw_date = true,
+            _ => return false,
+        }
+    }
+    saw_date
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_parses() {
+        let c = Catalog::parse(SOURCES, SINKS, INTERCEPTORS).unwrap();
+        assert!(c.sources.len() > 10);
+        assert!(c.interceptors.iter().any(|i| i.id == "okhttp"));
+    }
+
+    #[test]
+    fn key_names() {
+        let c = Catalog::builtin();
+        for n in ["Idempotency-Key", "idempotency_key", "X-Idempotency-Key", "IDEMPOTENCY-KEY", "PayPal-Request-Id", "opc-retry-token", "stripe.idempotency_key"] {
+            assert!(c.is_key_name(n), "{n}");
+        }
+        for n in ["X-Request-Id", "X-Correlation-Id", "Authorization", "traceparent", ""] {
+            assert!(!c.is_key_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn key_variables() {
+        let c = Catalog::builtin();
+        for n in ["idempotencyKey", "idempotency_key", "stripeIdempotencyKey", "idemKey"] {
+            assert!(c.is_key_variable(n), "{n}");
+        }
+        for n in ["IDEMPOTENCY_KEY_HEADER", "idempotencyKeyHeaderName", "requestId", "key", "idempotencyKeyEnabled"] {
+            assert!(!c.is_key_variable(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn setters() {
+        let c = Catalog::builtin();
+        for n in ["setIdempotencyKey", "idempotencyKey", "with_idempotency_key", "idempotency_key", "Idempotent"] {
+            assert!(c.is_key_setter(n), "{n}");
+        }
+        for n in ["setRequestId", "header", "idempotencyKeyHeader"] {
+            assert!(!c.is_key_setter(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn sources() {
+        let c = Catalog::builtin();
+        assert_eq!(c.source_call(Lang::Java, Some("UUID"), "randomUUID"), Some(SourceKind::Random));
+        assert_eq!(c.source_call(Lang::Java, Some("java.util.UUID"), "randomUUID"), Some(SourceKind::Random));
+        assert_eq!(c.source_call(Lang::Rust, Some("Uuid"), "new_v4"), Some(SourceKind::Random));
+        assert_eq!(c.source_call(Lang::Rust, None, "thread_rng"), Some(SourceKind::Random));
+        assert_eq!(c.source_call(Lang::Rust, Some("rand"), "random"), Some(SourceKind::Random));
+        assert_eq!(c.source_call(Lang::Java, Some("YearMonth"), "now"), None);
+        assert_eq!(c.source_call(Lang::Java, Some("LocalDate"), "now"), None);
+        assert_eq!(c.source_call(Lang::Java, Some("UUID"), "nameUUIDFromBytes"), None);
+        assert_eq!(c.source_call(Lang::Rust, Some("Uuid"), "new_v5"), None);
+    }
+
+    #[test]
+    fn period_patterns() {
+        for p in ["yyyy-MM", "yyyyMMdd", "uuuu-MM", "%Y-%m", "%Y%m%d", "%F", "yyyy-'W'ww"] {
+            assert!(is_period_pattern(p), "{p}");
+        }
+        for p in ["yyyy-MM-dd'T'HH:mm:ss", "HHmmss", "%Y-%m-%dT%H:%M:%S", "%s", "yyyyMMddHHmmssSSS", "", "abc"] {
+            assert!(!is_period_pattern(p), "{p}");
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Finding the files to check.
+
+use crate::facts::Lang;
+use std::path::{Component, Path, PathBuf};
+
+/// Directory names never descended into (build output and vendored code).
+pub const SKIP_DIRS: &[&str] = &["target", "build", ".gradle", "node_modules", "out", "vendor", "third_party"];
+
+/// A file selected for checking.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub path: PathBuf,
+    pub lang: Lang,
+    /// Test sources (`src/test/**`, `*Test.java`, `tests/**`, ...).
+    pub is_test: bool,
+    /// Named on the command line rather than found by walking.
+    pub explicit: bool,
+}
+
+/// A path that could not be walked.
+#[derive(Debug, Clone)]
+pub struct WalkError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// Walks `roots`: directories recursively (respecting `.gitignore` / `.ignore`, skipping
+/// hidden and build directories, never following symlinks), files as given. Returns files in
+/// a stable order.
+pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for root in roots {
+        let meta = match std::fs::metadata(root) {
+            Ok(m) => m,
+            Err(e) => {
+                errors.push(WalkError {
+                    path: root.clone(),
+                    message: io_message(&e),
+                });
+                continue;
+            }
+        };
+        if meta.is_file() {
+            match Lang::from_path(root) {
+                Some(lang) => out.push(Candidate {
+                    path: root.clone(),
+                    lang,
+                    is_test: false,
+                    explicit: true,
+                }),
+                None => errors.push(WalkError {
+                    path: root.clone(),
+                    message: "not a Java, Kotlin or Rust source file (.java, .kt, .kts, .rs)".into(),
+                }),
+            }
+            continue;
+        }
+        let walker = ignore::WalkBuilder::new(root)
+            .hidden(true)
+            .git_ignore(true)
+            .git_exclude(true)
+            .git_global(false)
+            .ignore(true)
+            .parents(true)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(|e| {
+                e.depth() == 0
+                    || !e.file_type().is_some_and(|t| t.is_dir())
+                    || !e
+                        .file_name()
+                        .to_str()
+                        .is_some_and(|n| SKIP_DIRS.contains(&n))
+            })
+            .build();
+        for entry in walker {
+            match entry {
+                Ok(e) => {
+                    if !e.file_type().is_some_and(|t| t.is_file()) {
+                        continue;
+                    }
+                    let Some(lang) = Lang::from_path(e.path()) else {
+                        continue;
+                    };
+                    let rel = e.path().strip_prefix(root).unwrap_or(e.path());
+                    out.push(Candidate {
+                        path: e.path().to_path_buf(),
+                        lang,
+                        is_test: is_test_path(rel),
+                        explicit: false,
+                    });
+                }
+                Err(err) => errors.push(WalkError {
+                    path: err_path(&err).unwrap_or_else(|| root.clone()),
+                    message: err.to_string(),
+                }),
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.dedup_by(|a, b| a.path == b.path);
+    (out, errors)
+}
+
+fn err_path(e: &ignore::Error) -> Option<PathBuf> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => err_path(err),
+        _ => None,
+    }
+}
+
+pub fn io_message(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Is this (root-relative) path test code? JVM: `src/test/..`, `src/androidTest/..`,
+/// `src/testFixtures/..`, `src/integrationTest/..`, files named `*Test`, `*Tests`, `*IT`,
+/// `*Spec`; Rust: a `tests/` directory, `tests.rs`, `*_test.rs`, `test_*.rs`.
+pub fn is_test_path(rel: &Path) -> bool {
+    let comps: Vec<&str> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => s.to_str(),
+            _ => None,
+        })
+        .collect();
+    let Some((file, dirs)) = comps.split_last() else {
+        return false;
+    };
+    for (i, d) in dirs.iter().enumerate() {
+        if *d == "tests" || *d == "test" || *d == "testFixtures" {
+            return true;
+        }
+        if i > 0 && dirs[i - 1] == "src" && (d.ends_with("Test") || d.ends_with("Tests")) {
+            return true;
+        }
+    }
+    let stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
+    let ext = file.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    if ext == "rs" {
+        return stem == "tests" || stem.ends_with("_test") || stem.ends_with("_tests") || stem.starts_with("test_");
+    }
+    stem.ends_with("Test") || stem.ends_with("Tests") || stem.ends_with("IT") || stem.ends_with("Spec")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_paths() {
+        for p in [
+            "src/test/java/com/acme/BillingTest.java",
+            "app/src/androidTest/kotlin/A.kt",
+            "src/integrationTest/java/A.java",
+            "src/main/java/com/acme/ChargeClientTest.java",
+            "src/main/kotlin/ChargeSpec.kt",
+            "tests/retry.rs",
+            "src/billing/tests.rs",
+            "src/billing/charge_test.rs",
+            "lib/src/testFixtures/java/Fake.java",
+        ] {
+            assert!(is_test_path(Path::new(p)), "{p}");
+        }
+        for p in [
+            "src/main/java/com/acme/TestimonialService.java",
+            "src/main/kotlin/ContestService.kt",
+            "src/billing/attest.rs",
+            "src/main/java/com/acme/latest/Charges.java",
+            "Charges.java",
+        ] {
+            assert!(!is_test_path(Path::new(p)), "{p}");
+        }
+    }
+}

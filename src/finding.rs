@@ -1,0 +1,44 @@
+//! Findings as rules produce them (spans) and as reports show them (lines and columns).
+
+use crate::facts::Span;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// A secondary location with its explanation.
+#[derive(Clone, Debug)]
+pub struct Label {
+    pub unit: usize,
+    pub span: Span,
+    pub message: String,
+}
+
+/// What a rule reports. Rules never print; the report modules render these.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub code: &'static str,
+    pub unit: usize,
+    /// The primary location: the expression to change.
+    pub span: Span,
+    /// Label text under the primary location.
+    pub label: String,
+    /// One-sentence statement of the problem.
+    pub message: String,
+    pub labels: Vec<Label>,
+    pub help: String,
+    /// Qualified name of the enclosing function or class, for stable fingerprints.
+    pub symbol: String,
+}

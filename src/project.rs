@@ -1,0 +1,273 @@
+//! The scanned files and the project-wide index the rules query: functions by name, types by
+//! name (for supertypes declared in other files), string constants, and where interceptor
+//! classes are registered.
+
+use crate::facts::{
+    simple_name, Expr, ExprKind, FileFacts, FnId, Function, Lang, Stmt, TypeId,
+};
+use crate::source::SourceFile;
+use std::collections::{HashMap, HashSet};
+
+/// One parsed file.
+pub struct Unit {
+    pub src: SourceFile,
+    pub lang: Lang,
+    pub facts: FileFacts,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FnRef {
+    pub unit: usize,
+    pub f: FnId,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TypeRef {
+    pub unit: usize,
+    pub t: TypeId,
+}
+
+/// Project-wide lookups, built once after all files are lowered.
+#[derive(Default)]
+pub struct Index {
+    fns_by_name: HashMap<String, Vec<FnRef>>,
+    types_by_name: HashMap<String, Vec<TypeRef>>,
+    /// Simple name -> every string literal a field/constant of that name is initialised with.
+    constants: HashMap<String, Vec<String>>,
+    /// Type simple name -> names of the calls it is passed to (`addNetworkInterceptor`).
+    registrations: HashMap<String, Vec<String>>,
+}
+
+pub struct Project {
+    pub units: Vec<Unit>,
+    pub index: Index,
+    /// Per unit: the lambdas and local functions written directly in each function.
+    pub children: Vec<HashMap<FnId, Vec<FnId>>>,
+}
+
+impl Project {
+    pub fn new(units: Vec<Unit>) -> Project {
+        let mut index = Index::default();
+        for (u, unit) in units.iter().enumerate() {
+            index.add_unit(u, &unit.facts);
+        }
+        let children = units
+            .iter()
+            .map(|u| {
+                let mut m: HashMap<FnId, Vec<FnId>> = HashMap::new();
+                for (i, f) in u.facts.functions.iter().enumerate() {
+                    if let Some(parent) = f.parent {
+                        m.entry(parent).or_default().push(i);
+                    }
+                }
+                m
+            })
+            .collect();
+        Project {
+            units,
+            index,
+            children,
+        }
+    }
+
+    pub fn func(&self, r: FnRef) -> &Function {
+        &self.units[r.unit].facts.functions[r.f]
+    }
+
+    /// Project functions a call `name(args)` may resolve to: same name and a parameter count
+    /// that fits (Kotlin/Rust default parameters are not modelled, so arity must match unless
+    /// the callee has more parameters than the call has arguments and the call uses named
+    /// arguments).
+    pub fn resolve(&self, name: &str, arity: usize) -> impl Iterator<Item = FnRef> + '_ {
+        self.index
+            .fns_by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(move |r| {
+                let f = self.func(*r);
+                let n = f.params.iter().filter(|p| p.name != "self").count();
+                n == arity
+            })
+    }
+
+    /// String values a constant named `name` is declared with anywhere in the project.
+    pub fn constant_values(&self, name: &str) -> &[String] {
+        self.index
+            .constants
+            .get(simple_name(name))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    pub fn registrations_of(&self, type_name: &str) -> &[String] {
+        self.index
+            .registrations
+            .get(type_name)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Simple names of all supertypes of a type, following project classes transitively
+    /// (`class StripeKeys : BaseKeyInterceptor()` where the base implements `Interceptor`).
+    pub fn all_supertypes(&self, r: TypeRef) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
+        let mut stack = vec![r];
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t) || seen.len() > 64 {
+                continue;
+            }
+            for s in &self.units[t.unit].facts.types[t.t].supertypes {
+                let s = simple_name(s).to_string();
+                if let Some(defs) = self.index.types_by_name.get(&s) {
+                    stack.extend(defs.iter().copied());
+                }
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    /// `f` and every lambda / local function nested in it, at any depth.
+    pub fn with_nested(&self, f: FnRef) -> Vec<FnRef> {
+        let mut out = vec![f];
+        let mut i = 0;
+        while i < out.len() {
+            let g = out[i];
+            if let Some(ch) = self.children[g.unit].get(&g.f) {
+                out.extend(ch.iter().map(|&c| FnRef { unit: g.unit, f: c }));
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// The chain of functions from `f` outwards through enclosing lambdas / local functions.
+    pub fn ancestors(&self, r: FnRef) -> impl Iterator<Item = FnRef> + '_ {
+        let mut cur = Some(r);
+        let mut steps = 0;
+        std::iter::from_fn(move || {
+            let c = cur?;
+            steps += 1;
+            cur = if steps > 256 {
+                None
+            } else {
+                self.func(c).parent.map(|p| FnRef { unit: c.unit, f: p })
+            };
+            Some(c)
+        })
+    }
+}
+
+impl Index {
+    fn add_unit(&mut self, u: usize, facts: &FileFacts) {
+        for (i, f) in facts.functions.iter().enumerate() {
+            if let (Some(name), false) = (&f.name, f.kind == crate::facts::FnKind::Lambda) {
+                self.fns_by_name
+                    .entry(name.clone())
+                    .or_default()
+                    .push(FnRef { unit: u, f: i });
+            }
+        }
+        for (i, t) in facts.types.iter().enumerate() {
+            if let Some(name) = &t.name {
+                self.types_by_name
+                    .entry(simple_name(name).to_string())
+                    .or_default()
+                    .push(TypeRef { unit: u, t: i });
+            }
+            for b in &t.fields {
+                self.add_constant(&b.name, b.init.as_ref());
+            }
+        }
+        for b in &facts.globals {
+            self.add_constant(&b.name, b.init.as_ref());
+        }
+        // Registrations: `addNetworkInterceptor(new StripeKeys())`, `.addInterceptor(StripeKeys())`.
+        let mut visit = |e: &Expr| {
+            if let ExprKind::Call { name, args, .. } = &e.kind {
+                if name.starts_with("add") || name.ends_with("Interceptor") || name == "with" {
+                    for a in args {
+                        let ty = match &a.value.kind {
+                            ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+                            ExprKind::Call { name: n, receiver: None, .. }
+                                if n.starts_with(|c: char| c.is_uppercase()) =>
+                            {
+                                Some(n.clone())
+                            }
+                            ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
+                                Some(n.clone())
+                            }
+                            _ => None,
+                        };
+                        if let Some(ty) = ty {
+                            let v = self.registrations.entry(ty).or_default();
+                            if !v.contains(name) {
+                                v.push(name.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        for f in &facts.functions {
+            walk_stmts(&f.body, &mut visit);
+        }
+        walk_stmts(&facts.top_level, &mut visit);
+    }
+
+    fn add_constant(&mut self, name: &str, init: Option<&Expr>) {
+        if let Some(Expr {
+            kind: ExprKind::Str(s),
+            ..
+        }) = init
+        {
+            self.constants
+                .entry(name.to_string())
+                .or_default()
+                .push(s.clone());
+        }
+    }
+}
+
+/// Calls `f` on every expression in `stmts`, depth first, without entering lambda bodies
+/// (those are functions of their own). Iterative, so deep nesting cannot overflow the stack.
+pub fn walk_stmts<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Expr)) {
+    let mut stack: Vec<&'a Expr> = Vec::new();
+    for s in stmts.iter().rev() {
+        push_stmt(s, &mut stack);
+    }
+    while let Some(e) = stack.pop() {
+        f(e);
+        let start = stack.len();
+        e.for_each_child(|c| stack.push(c));
+        stack[start..].reverse();
+    }
+}
+
+/// Calls `f` on every expression under `e` (including `e`), like [`walk_stmts`].
+pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
+    let mut stack: Vec<&'a Expr> = vec![e];
+    while let Some(e) = stack.pop() {
+        f(e);
+        let start = stack.len();
+        e.for_each_child(|c| stack.push(c));
+        stack[start..].reverse();
+    }
+}
+
+fn push_stmt<'a>(s: &'a Stmt, stack: &mut Vec<&'a Expr>) {
+    match s {
+        Stmt::Let(b) => {
+            if let Some(i) = &b.init {
+                stack.push(i);
+            }
+        }
+        Stmt::Expr(e) => stack.push(e),
+        Stmt::LocalFn(_) | Stmt::LocalType(_) => {}
+    }
+}

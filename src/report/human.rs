@@ -1,0 +1,110 @@
+//! `--format human` (the default): miette diagnostics with the offending expression, the
+//! interceptor / scope that makes it re-run, and the fix.
+
+use super::display_path;
+use crate::source::SourceFile;
+use crate::Report;
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, MietteError,
+    NamedSource, SourceCode, SourceSpan, SpanContents,
+};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Shares the file text with miette without copying it.
+struct Src(Arc<SourceFile>);
+
+impl SourceCode for Src {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        self.0
+            .text
+            .read_span(span, context_lines_before, context_lines_after)
+    }
+}
+
+pub fn render(report: &Report, base: &Path, color: bool) -> String {
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_links(false)
+        .with_width(110)
+        .with_context_lines(1);
+    let mut out = String::new();
+    for f in &report.findings {
+        let src = report.files[f.file].clone();
+        let path = display_path(&src.path, base);
+        let mut labels = vec![LabeledSpan::new_primary_with_span(
+            Some(f.label.clone()),
+            (f.span.start, f.span.len()),
+        )];
+        let mut elsewhere = Vec::new();
+        for l in &f.labels {
+            if l.file == f.file {
+                labels.push(LabeledSpan::new_with_span(
+                    Some(l.message.clone()),
+                    (l.span.start, l.span.len()),
+                ));
+            } else {
+                elsewhere.push(format!(
+                    "{}:{}:{}: {}",
+                    display_path(&report.files[l.file].path, base),
+                    l.start.line,
+                    l.start.column,
+                    l.message
+                ));
+            }
+        }
+        let mut help = f.help.clone();
+        for e in elsewhere {
+            help.push_str("\nnote: ");
+            help.push_str(&e);
+        }
+        let severity = match f.rule.severity {
+            crate::finding::Severity::Error => miette::Severity::Error,
+            crate::finding::Severity::Warning => miette::Severity::Warning,
+        };
+        let diag = MietteDiagnostic::new(f.message.clone())
+            .with_code(format!("{}({})", f.rule.code, f.rule.name))
+            .with_severity(severity)
+            .with_help(help)
+            .with_labels(labels);
+        let report_ = miette::Report::new(diag).with_source_code(NamedSource::new(path, Src(src)));
+        if handler.render_report(&mut out, report_.as_ref()).is_err() {
+            out.push_str(&format!("{}: {}\n", f.rule.code, f.message));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The closing summary line: `Found 3 findings (IDEM001: 3) in 12 files.`
+pub fn summary(report: &Report) -> String {
+    let n = report.findings.len();
+    let files = report.files_checked;
+    let fs = if files == 1 { "file" } else { "files" };
+    if n == 0 {
+        return format!("No findings in {files} {fs} checked.");
+    }
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for f in &report.findings {
+        match counts.iter_mut().find(|(c, _)| *c == f.rule.code) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((f.rule.code, 1)),
+        }
+    }
+    counts.sort();
+    let detail: Vec<String> = counts.iter().map(|(c, k)| format!("{c}: {k}")).collect();
+    format!(
+        "Found {n} finding{} ({}) in {files} {fs} checked.",
+        if n == 1 { "" } else { "s" },
+        detail.join(", ")
+    )
+}

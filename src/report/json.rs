@@ -1,0 +1,60 @@
+//! `--format json`: one JSON document with findings, errors and notices.
+
+use super::{display_path, fingerprints};
+use crate::Report;
+use serde_json::{json, Value};
+use std::path::Path;
+
+pub fn render(report: &Report, base: &Path) -> String {
+    let fps = fingerprints(report, base);
+    let path = |f: usize| display_path(&report.files[f].path, base);
+    let findings: Vec<Value> = report
+        .findings
+        .iter()
+        .zip(&fps)
+        .map(|(f, fp)| {
+            json!({
+                "code": f.rule.code,
+                "name": f.rule.name,
+                "severity": f.rule.severity.as_str(),
+                "message": f.message,
+                "path": path(f.file),
+                "start": {"line": f.start.line, "column": f.start.column},
+                "end": {"line": f.end.line, "column": f.end.column},
+                "snippet": report.files[f.file].slice(f.span),
+                "symbol": f.symbol,
+                "label": f.label,
+                "help": f.help,
+                "labels": f.labels.iter().map(|l| json!({
+                    "path": path(l.file),
+                    "start": {"line": l.start.line, "column": l.start.column},
+                    "end": {"line": l.end.line, "column": l.end.column},
+                    "message": l.message,
+                })).collect::<Vec<_>>(),
+                "fingerprint": fp,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "tool": "idemlint",
+        "version": env!("CARGO_PKG_VERSION"),
+        "findings": findings,
+        "errors": report.errors.iter().map(|e| json!({
+            "path": display_path(&e.path, base),
+            "message": e.message,
+        })).collect::<Vec<_>>(),
+        "notices": report.notices.iter().map(|n| json!({
+            "path": display_path(&n.path, base),
+            "line": n.line,
+            "message": n.message,
+        })).collect::<Vec<_>>(),
+        "summary": {
+            "files_checked": report.files_checked,
+            "findings": report.findings.len(),
+            "errors": report.errors.len(),
+        },
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}

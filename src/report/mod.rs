@@ -1,0 +1,107 @@
+//! Output formats. Each renders a [`Report`] to a string; none of them analyses anything.
+
+pub mod github;
+pub mod human;
+pub mod json;
+pub mod sarif;
+
+use crate::Report;
+use std::path::{Path, PathBuf};
+
+/// A path as shown to users and in machine output: relative to `base` when it is inside it,
+/// with `/` separators and no leading `./`.
+pub fn display_path(path: &Path, base: &Path) -> String {
+    let abs = |p: &Path| -> PathBuf {
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            base.join(p)
+        }
+    };
+    let p = abs(path);
+    let rel = p.strip_prefix(base).map(Path::to_path_buf).unwrap_or(p);
+    let s: Vec<String> = rel
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let joined = s.join("/");
+    if rel.is_absolute() && !joined.starts_with('/') && cfg!(unix) {
+        format!("/{}", joined.trim_start_matches('/'))
+    } else {
+        joined
+    }
+}
+
+/// Percent-encodes a path for use in a URI (keeps `/` and unreserved characters).
+pub fn uri_encode(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A stable fingerprint of a finding that does not depend on line numbers: rule, file,
+/// enclosing symbol and the primary expression's text with whitespace removed, plus an
+/// occurrence counter for identical ones.
+pub fn fingerprints(report: &Report, base: &Path) -> Vec<String> {
+    let mut counts: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    report
+        .findings
+        .iter()
+        .map(|f| {
+            let src = &report.files[f.file];
+            let text: String = src.slice(f.span).split_whitespace().collect();
+            let key = format!(
+                "{}\u{0}{}\u{0}{}\u{0}{}",
+                f.rule.code,
+                display_path(&src.path, base),
+                f.symbol,
+                text
+            );
+            let h = fnv1a(key.as_bytes());
+            let n = counts.entry(h).or_insert(0);
+            *n += 1;
+            format!("{h:016x}:{n}")
+        })
+        .collect()
+}
+
+/// FNV-1a, 64 bit: small, stable across platforms and releases.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_relative_with_slashes() {
+        let base = Path::new("/work/repo");
+        assert_eq!(display_path(Path::new("/work/repo/src/A.java"), base), "src/A.java");
+        assert_eq!(display_path(Path::new("./src/A.java"), base), "src/A.java");
+        assert_eq!(display_path(Path::new("/elsewhere/B.kt"), base), "/elsewhere/B.kt");
+    }
+
+    #[test]
+    fn uris_are_encoded() {
+        assert_eq!(uri_encode("src/My File#1.kt"), "src/My%20File%231.kt");
+    }
+
+    #[test]
+    fn fnv_is_stable() {
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

@@ -1,0 +1,67 @@
+//! IDEM001 key-generated-in-interceptor: a fresh random/time value becomes the idempotency key
+//! inside an HTTP interceptor, middleware or filter body, so each attempt that runs the body
+//! sends a different key.
+
+use super::Ctx;
+use crate::finding::{Finding, Label};
+use crate::flow::{FlowKind, KeyFlow};
+use std::collections::HashSet;
+
+pub const CODE: &str = "IDEM001";
+
+pub const HELP: &str = "compute the key once per business operation, before the request is sent, from its identity (e.g. a SHA-256 of customer id + billing period), and put it on the request or its context; the interceptor should only copy it onto the request and fail if it is missing, never invent one";
+
+pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
+    let mut seen = HashSet::new();
+    for fl in flows {
+        let Some(scope) = ctx.interceptor_of(fl.taint.at) else {
+            continue;
+        };
+        let t = &fl.taint;
+        if !seen.insert((t.at.unit, t.span)) {
+            continue;
+        }
+        let e = scope.entry;
+        let what = match (&t.via, fl.kind) {
+            (Some(v), FlowKind::HelperSetsKey) => format!(
+                "`{}` sets an idempotency key made from `{}`",
+                t.what, v.what
+            ),
+            (Some(v), FlowKind::Direct) => format!(
+                "idempotency key made from `{}` (which returns `{}`)",
+                t.what, v.what
+            ),
+            (None, _) => format!("idempotency key made from `{}`", t.what),
+        };
+        let message = format!(
+            "{what} inside {} {} {}: every run of the {} sends a new key, so a retried request is charged again",
+            super::nondeterministic_key::article(&e.framework),
+            e.framework,
+            e.kind,
+            e.kind
+        );
+        let mut labels = vec![Label {
+            unit: scope.anchor_unit,
+            span: scope.anchor,
+            message: format!("{}; {}", scope.what, e.why),
+        }];
+        if let Some(v) = &t.via {
+            labels.push(Label {
+                unit: v.at.unit,
+                span: v.span,
+                message: format!("`{}` makes a new value here on every call", v.callee),
+            });
+        }
+        super::nondeterministic_key::sink_label(ctx, fl, &mut labels);
+        out.push(Finding {
+            code: CODE,
+            unit: t.at.unit,
+            span: t.span,
+            label: "a new value every time the interceptor runs".into(),
+            message,
+            labels,
+            help: HELP.into(),
+            symbol: ctx.symbol(t.at),
+        });
+    }
+}

@@ -1,0 +1,209 @@
+//! The rule registry. Each rule lives in its own module and reads the shared analysis
+//! ([`Ctx`]); none of them prints.
+
+pub mod key_in_interceptor;
+pub mod nondeterministic_key;
+
+use crate::catalog::Catalog;
+use crate::facts::{FnKind, Span};
+use crate::finding::{Finding, Severity};
+use crate::flow::{Flow, KeyFlow};
+use crate::project::{FnRef, Project};
+use crate::scopes::interceptors::InterceptorScope;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Static description of a rule.
+#[derive(Debug)]
+pub struct RuleMeta {
+    pub code: &'static str,
+    pub name: &'static str,
+    /// One line: what the rule reports.
+    pub summary: &'static str,
+    pub severity: Severity,
+    /// On unless selected away; off (pedantic) rules need `--select` / `--extend-select`.
+    pub default_enabled: bool,
+    /// `rules/IDEMnnn.md`: What it does / Why is this bad? / Example / Fix / References.
+    pub doc: &'static str,
+    /// GitHub code scanning `precision` (`very-high`, `high`, `medium`, `low`).
+    pub precision: &'static str,
+    /// GitHub code scanning `security-severity` (0.0 to 10.0).
+    pub security_severity: &'static str,
+    pub tags: &'static [&'static str],
+}
+
+pub static RULES: &[RuleMeta] = &[
+    RuleMeta {
+        code: "IDEM001",
+        name: "key-generated-in-interceptor",
+        summary: "An idempotency key is made from a random or time value inside an HTTP interceptor, middleware or filter, which runs again for every attempt",
+        severity: Severity::Error,
+        default_enabled: true,
+        doc: include_str!("../../rules/IDEM001.md"),
+        precision: "high",
+        security_severity: "7.5",
+        tags: &["correctness", "payments", "idempotency", "retry"],
+    },
+    RuleMeta {
+        code: "IDEM008",
+        name: "nondeterministic-idempotency-key",
+        summary: "An idempotency key is made from a random or time value once per operation: safe against transport retries of that request, not against restarts, replicas or retries above it",
+        severity: Severity::Warning,
+        default_enabled: false,
+        doc: include_str!("../../rules/IDEM008.md"),
+        precision: "medium",
+        security_severity: "4.0",
+        tags: &["correctness", "payments", "idempotency", "pedantic"],
+    },
+];
+
+pub fn meta(code: &str) -> Option<&'static RuleMeta> {
+    RULES.iter().find(|r| r.code.eq_ignore_ascii_case(code))
+}
+
+/// Shared analysis for one project run.
+pub struct Ctx<'p> {
+    pub p: &'p Project,
+    pub cat: &'static Catalog,
+    pub interceptors: HashMap<FnRef, Arc<InterceptorScope>>,
+}
+
+impl<'p> Ctx<'p> {
+    pub fn new(p: &'p Project, cat: &'static Catalog) -> Self {
+        let interceptors = crate::scopes::interceptors::find(p, cat);
+        Ctx {
+            p,
+            cat,
+            interceptors,
+        }
+    }
+
+    pub fn interceptor_of(&self, f: FnRef) -> Option<&Arc<InterceptorScope>> {
+        crate::scopes::interceptors::scope_of(self.p, &self.interceptors, f)
+    }
+
+    /// Qualified name of the function enclosing `f` (`StripeKeys.intercept`, `charge`).
+    pub fn symbol(&self, f: FnRef) -> String {
+        let named = self
+            .p
+            .ancestors(f)
+            .find(|a| self.p.func(*a).kind != FnKind::Lambda)
+            .unwrap_or(f);
+        let func = self.p.func(named);
+        let name = func.name.clone().unwrap_or_else(|| "<lambda>".into());
+        match func.owner {
+            Some(t) => {
+                let ty = &self.p.units[named.unit].facts.types[t];
+                format!("{}.{}", ty.name.as_deref().unwrap_or("<anonymous>"), name)
+            }
+            None => name,
+        }
+    }
+
+    pub fn text(&self, unit: usize, span: Span) -> &str {
+        self.p.units[unit].src.slice(span)
+    }
+}
+
+/// Which rules run.
+#[derive(Clone, Debug)]
+pub struct Selection {
+    pub enabled: Vec<&'static str>,
+}
+
+impl Selection {
+    /// The rules that are on by default.
+    pub fn default_rules() -> Selection {
+        Selection {
+            enabled: RULES
+                .iter()
+                .filter(|r| r.default_enabled)
+                .map(|r| r.code)
+                .collect(),
+        }
+    }
+
+    /// Every rule.
+    pub fn all() -> Selection {
+        Selection {
+            enabled: RULES.iter().map(|r| r.code).collect(),
+        }
+    }
+
+    /// Applies ruff-style `select` (replaces the set; `ALL` = every rule), `extend-select`
+    /// (adds) and `ignore` (removes). Codes may be prefixes (`IDEM00`). Unknown codes are an
+    /// error.
+    pub fn from_lists(
+        select: Option<&[String]>,
+        extend: &[String],
+        ignore: &[String],
+    ) -> Result<Selection, String> {
+        let expand = |code: &str| -> Result<Vec<&'static str>, String> {
+            let c = code.trim();
+            if c.eq_ignore_ascii_case("ALL") {
+                return Ok(RULES.iter().map(|r| r.code).collect());
+            }
+            let m: Vec<&'static str> = RULES
+                .iter()
+                .filter(|r| {
+                    r.code.len() >= c.len() && r.code[..c.len()].eq_ignore_ascii_case(c) && !c.is_empty()
+                        || r.name.eq_ignore_ascii_case(c)
+                })
+                .map(|r| r.code)
+                .collect();
+            if m.is_empty() {
+                let known: Vec<&str> = RULES.iter().map(|r| r.code).collect();
+                return Err(format!("unknown rule `{c}` (known rules: {}, or ALL)", known.join(", ")));
+            }
+            Ok(m)
+        };
+        let mut enabled: Vec<&'static str> = match select {
+            Some(list) => {
+                let mut v = Vec::new();
+                for c in list {
+                    v.extend(expand(c)?);
+                }
+                v
+            }
+            None => Selection::default_rules().enabled,
+        };
+        for c in extend {
+            enabled.extend(expand(c)?);
+        }
+        for c in ignore {
+            let drop = expand(c)?;
+            enabled.retain(|e| !drop.contains(e));
+        }
+        enabled.sort();
+        enabled.dedup();
+        Ok(Selection { enabled })
+    }
+
+    pub fn is_enabled(&self, code: &str) -> bool {
+        self.enabled.contains(&code)
+    }
+}
+
+/// Runs every enabled rule over one unit.
+pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mut Vec<Finding>) {
+    let want001 = sel.is_enabled("IDEM001");
+    let want008 = sel.is_enabled("IDEM008");
+    if !want001 && !want008 {
+        return;
+    }
+    let n = ctx.p.units[unit].facts.functions.len();
+    let mut flows: Vec<KeyFlow> = Vec::new();
+    for f in 0..n {
+        let r = FnRef { unit, f };
+        // IDEM001 only needs interceptor bodies; IDEM008 needs every function.
+        if want008 || ctx.interceptor_of(r).is_some() {
+            flows.extend(flow.key_flows(r));
+        }
+    }
+    if want001 {
+        key_in_interceptor::check(ctx, &flows, out);
+    }
+    if want008 {
+        nondeterministic_key::check(ctx, &flows, out);
+    }
+}

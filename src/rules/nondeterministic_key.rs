@@ -1,0 +1,77 @@
+//! IDEM008 nondeterministic-idempotency-key (pedantic): a key made from a random or time value
+//! once per operation. Safe against transport retries of that one request, not against a
+//! restart, a second replica or a retry above the call. Reported only where no other rule
+//! (IDEM001 interceptors, retry scopes) applies.
+
+use super::Ctx;
+use crate::finding::{Finding, Label};
+use crate::flow::{FlowKind, KeyFlow};
+use std::collections::HashSet;
+
+pub const CODE: &str = "IDEM008";
+
+pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
+    let mut seen = HashSet::new();
+    for fl in flows {
+        if fl.kind != FlowKind::Direct || ctx.interceptor_of(fl.taint.at).is_some() {
+            continue;
+        }
+        let t = &fl.taint;
+        if !seen.insert((t.at.unit, t.span)) {
+            continue;
+        }
+        let what = match &t.via {
+            Some(v) => format!("`{}` (which returns `{}`)", t.what, v.what),
+            None => format!("`{}`", t.what),
+        };
+        let mut labels = Vec::new();
+        if let Some(v) = &t.via {
+            labels.push(Label {
+                unit: v.at.unit,
+                span: v.span,
+                message: format!("`{}` makes a new value here on every call", v.callee),
+            });
+        }
+        sink_label(ctx, fl, &mut labels);
+        out.push(Finding {
+            code: CODE,
+            unit: t.at.unit,
+            span: t.span,
+            label: "a new value for every operation".into(),
+            message: format!(
+                "idempotency key made from {what}: it protects only retries of this one request, not a restart, another replica or a retry of the whole operation"
+            ),
+            labels,
+            help: "derive the key from the operation's business identity (e.g. a SHA-256 of customer id + billing period) so that every attempt, process and replica computes the same key".into(),
+            symbol: ctx.symbol(t.at),
+        });
+    }
+}
+
+pub fn article(word: &str) -> &'static str {
+    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// A label on the first line of the sink, when it is not on the primary line.
+pub fn sink_label(ctx: &Ctx, fl: &KeyFlow, labels: &mut Vec<Label>) {
+    let unit = fl.sink_fn.unit;
+    if unit != fl.taint.at.unit {
+        return;
+    }
+    let src = &ctx.p.units[unit].src;
+    if src.line_col(fl.sink.start).line == src.line_col(fl.taint.span.start).line {
+        return;
+    }
+    let text = ctx.text(unit, fl.sink);
+    let first_line = text.lines().next().unwrap_or("").trim_end();
+    let span = crate::facts::Span::new(fl.sink.start, fl.sink.start + first_line.len());
+    labels.push(Label {
+        unit,
+        span,
+        message: "used as the idempotency key here".into(),
+    });
+}

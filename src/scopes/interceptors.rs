@@ -1,0 +1,327 @@
+//! Which functions are HTTP interceptor / middleware / filter bodies, and of what kind.
+
+use crate::catalog::{Catalog, InterceptorEntry};
+use crate::facts::{simple_name, Expr, ExprKind, FnId, FnKind, Span, Stmt, TypeId};
+use crate::project::{walk_expr, walk_stmts, FnRef, Project, TypeRef};
+use std::collections::HashMap;
+
+/// Why a function counts as an interceptor body.
+#[derive(Debug)]
+pub struct InterceptorScope {
+    pub entry: &'static InterceptorEntry,
+    /// Where to point the secondary label: the class name or the lambda.
+    pub anchor_unit: usize,
+    pub anchor: Span,
+    /// "`StripeKeys` is an OkHttp application interceptor".
+    pub what: String,
+}
+
+/// Maps interceptor entry methods, their same-class helpers, and registered lambdas to their
+/// scope. Lambdas nested inside these are found through [`Project::ancestors`].
+pub fn find(p: &Project, cat: &'static Catalog) -> HashMap<FnRef, std::sync::Arc<InterceptorScope>> {
+    let mut out = HashMap::new();
+    for u in 0..p.units.len() {
+        classes(p, cat, u, &mut out);
+        lambdas(p, cat, u, &mut out);
+    }
+    out
+}
+
+/// The interceptor scope `f` runs in, if any (itself or an enclosing function).
+pub fn scope_of<'a>(
+    p: &Project,
+    map: &'a HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
+    f: FnRef,
+) -> Option<&'a std::sync::Arc<InterceptorScope>> {
+    p.ancestors(f).find_map(|a| map.get(&a))
+}
+
+fn imports_match(p: &Project, u: usize, e: &InterceptorEntry) -> bool {
+    e.imports.is_empty()
+        || p.units[u]
+            .facts
+            .imports
+            .iter()
+            .any(|i| e.imports.iter().any(|pre| i.starts_with(pre.as_str())))
+}
+
+fn classes(
+    p: &Project,
+    cat: &'static Catalog,
+    u: usize,
+    out: &mut HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
+) {
+    let unit = &p.units[u];
+    for (t, ty) in unit.facts.types.iter().enumerate() {
+        let supers = p.all_supertypes(TypeRef { unit: u, t });
+        if supers.is_empty() {
+            continue;
+        }
+        let candidates: Vec<&'static InterceptorEntry> = cat
+            .interceptors_for(unit.lang)
+            .filter(|e| e.supertypes.iter().any(|s| supers.contains(s)))
+            .collect();
+        if candidates.is_empty() {
+            continue;
+        }
+        let registered = ty
+            .name
+            .as_deref()
+            .map(|n| p.registrations_of(simple_name(n)))
+            .unwrap_or(&[]);
+        let entry = candidates
+            .iter()
+            .find(|e| e.registrations.iter().any(|r| registered.contains(r)))
+            .or_else(|| candidates.iter().find(|e| imports_match(p, u, e) && !e.imports.is_empty()))
+            .or_else(|| candidates.first())
+            .copied();
+        let Some(entry) = entry else { continue };
+        let entries: Vec<FnId> = ty
+            .methods
+            .iter()
+            .copied()
+            .filter(|&m| {
+                let f = &unit.facts.functions[m];
+                f.has_body && f.name.as_deref().is_some_and(|n| entry.methods.iter().any(|x| x == n))
+            })
+            .collect();
+        if entries.is_empty() {
+            continue;
+        }
+        let what = match &ty.name {
+            Some(n) => format!("`{}` is {} {} {}", n, article(&entry.framework), entry.framework, entry.kind),
+            None => format!(
+                "this anonymous `{}` is {} {} {}",
+                ty.supertypes.first().map(|s| simple_name(s)).unwrap_or("class"),
+                article(&entry.framework),
+                entry.framework,
+                entry.kind
+            ),
+        };
+        let scope = std::sync::Arc::new(InterceptorScope {
+            entry,
+            anchor_unit: u,
+            anchor: ty.name_span,
+            what,
+        });
+        for f in with_same_type_helpers(p, u, t, &entries) {
+            out.entry(FnRef { unit: u, f }).or_insert_with(|| scope.clone());
+        }
+    }
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// The entry methods plus methods of the same type they call (transitively) on `this`/`self`.
+fn with_same_type_helpers(p: &Project, u: usize, t: TypeId, entries: &[FnId]) -> Vec<FnId> {
+    let facts = &p.units[u].facts;
+    let ty = &facts.types[t];
+    let mut out: Vec<FnId> = entries.to_vec();
+    let mut i = 0;
+    while i < out.len() && out.len() < 64 {
+        let f = out[i];
+        i += 1;
+        for g in p.with_nested(FnRef { unit: u, f }) {
+            walk_stmts(&facts.functions[g.f].body, &mut |e: &Expr| {
+                let (recv, name) = match &e.kind {
+                    ExprKind::Call { receiver, name, .. } => (receiver.as_deref(), name),
+                    ExprKind::MethodRef { receiver, name } => (receiver.as_deref(), name),
+                    _ => return,
+                };
+                let self_call = match recv.map(|r| &r.kind) {
+                    None => true,
+                    Some(ExprKind::Name(n)) => n == "this" || n == "self" || n == "Self",
+                    _ => false,
+                };
+                if !self_call {
+                    return;
+                }
+                for &m in &ty.methods {
+                    if facts.functions[m].name.as_deref() == Some(name.as_str()) && !out.contains(&m) {
+                        out.push(m);
+                    }
+                }
+            });
+        }
+    }
+    out
+}
+
+/// Lambdas and method references registered as interceptors, SAM-constructed, assigned to an
+/// interceptor-typed variable/field, or returned from a method declared to return one.
+fn lambdas(
+    p: &Project,
+    cat: &'static Catalog,
+    u: usize,
+    out: &mut HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
+) {
+    let unit = &p.units[u];
+    let facts = &unit.facts;
+    let entries: Vec<&'static InterceptorEntry> = cat.interceptors_for(unit.lang).collect();
+    let mut found: Vec<(FnId, &'static InterceptorEntry, String)> = Vec::new();
+    let mut typed_found: Vec<(FnId, &'static InterceptorEntry, String)> = Vec::new();
+
+    let lambda_params = |id: FnId| facts.functions.get(id).map(|f| f.params.len());
+    let mut on_expr = |e: &Expr, enclosing: Option<FnRef>| match &e.kind {
+        ExprKind::Call {
+            receiver,
+            name,
+            args,
+        } => {
+            for a in args {
+                let target = match &a.value.kind {
+                    ExprKind::Lambda(id) => Target::Lambda(*id),
+                    ExprKind::MethodRef { name: m, .. } => Target::Method(m.clone()),
+                    _ => continue,
+                };
+                let n_params = match target {
+                    Target::Lambda(id) => lambda_params(id),
+                    Target::Method(_) => None,
+                };
+                let entry = entries.iter().copied().find(|en| {
+                    let registered = en.registrations.iter().any(|r| r == name)
+                        && (en.receiver_hints.is_empty()
+                            || receiver.as_deref().is_some_and(|r| mentions(r, &en.receiver_hints)))
+                        && (en.lambda_params.is_none() || n_params.is_none() || en.lambda_params == n_params)
+                        && (en.imports.is_empty() || imports_match(p, u, en) || en.lambda_params.is_some() || !en.receiver_hints.is_empty() || is_distinctive(name));
+                    let sam = en.sam.iter().any(|s| s == name);
+                    registered || sam
+                });
+                let Some(entry) = entry else { continue };
+                let how = if entry.sam.iter().any(|s| s == name) {
+                    format!("this lambda is {} {} {}", article(&entry.framework), entry.framework, entry.kind)
+                } else {
+                    format!(
+                        "this {} is passed to `{}`, which makes it {} {} {}",
+                        match target {
+                            Target::Lambda(_) => "lambda",
+                            Target::Method(_) => "method",
+                        },
+                        name,
+                        article(&entry.framework),
+                        entry.framework,
+                        entry.kind
+                    )
+                };
+                match target {
+                    Target::Lambda(id) => found.push((id, entry, how)),
+                    Target::Method(m) => {
+                        let owner = enclosing.and_then(|f| p.ancestors(f).find_map(|a| p.func(a).owner));
+                        if let Some(owner) = owner {
+                            for &mid in &facts.types[owner].methods {
+                                if facts.functions[mid].name.as_deref() == Some(m.as_str()) {
+                                    found.push((mid, entry, how.clone()));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        ExprKind::Return(Some(v)) => {
+            if let (ExprKind::Lambda(id), Some(f)) = (&v.kind, enclosing) {
+                let ret = p.func(f).return_type.as_deref().map(simple_name).unwrap_or("");
+                typed(&entries, ret, *id, &mut found);
+            }
+        }
+        _ => {}
+    };
+
+    for (i, f) in facts.functions.iter().enumerate() {
+        let me = Some(FnRef { unit: u, f: i });
+        walk_stmts(&f.body, &mut |e: &Expr| on_expr(e, me));
+        // `fun interceptor(): Interceptor = Interceptor { .. }` / expression-bodied returns.
+        if f.kind != FnKind::Lambda {
+            if let (Some(Stmt::Expr(Expr { kind: ExprKind::Lambda(id), .. })), Some(ret)) =
+                (f.body.last(), f.return_type.as_deref())
+            {
+                typed(&entries, simple_name(ret), *id, &mut typed_found);
+            }
+        }
+        for s in &f.body {
+            if let Stmt::Let(b) = s {
+                if let (Some(Expr { kind: ExprKind::Lambda(id), .. }), Some(ty)) = (&b.init, &b.ty) {
+                    typed(&entries, simple_name(ty), *id, &mut typed_found);
+                }
+            }
+        }
+    }
+    // Field and global initialisers: `private final Interceptor keys = chain -> ..`,
+    // `val client = OkHttpClient.Builder().addInterceptor { .. }.build()`.
+    let mut inits: Vec<&crate::facts::Binding> = facts.globals.iter().collect();
+    for t in &facts.types {
+        inits.extend(t.fields.iter());
+    }
+    for b in inits {
+        if let Some(init) = &b.init {
+            if let (ExprKind::Lambda(id), Some(ty)) = (&init.kind, &b.ty) {
+                typed(&entries, simple_name(ty), *id, &mut typed_found);
+            }
+            walk_expr(init, &mut |e: &Expr| on_expr(e, None));
+        }
+    }
+    walk_stmts(&facts.top_level, &mut |e: &Expr| on_expr(e, None));
+
+    drop(on_expr);
+    for (id, entry, what) in found.into_iter().chain(typed_found) {
+        let anchor = facts.functions[id].name_span;
+        out.entry(FnRef { unit: u, f: id }).or_insert_with(|| {
+            std::sync::Arc::new(InterceptorScope {
+                entry,
+                anchor_unit: u,
+                anchor,
+                what,
+            })
+        });
+    }
+}
+
+enum Target {
+    Lambda(FnId),
+    Method(String),
+}
+
+/// Registration names that only an HTTP client uses (`addNetworkInterceptor`), as opposed to
+/// generic ones (`filter`, `add`) that need the other hints.
+fn is_distinctive(name: &str) -> bool {
+    name.contains("Interceptor")
+}
+
+fn typed(
+    entries: &[&'static InterceptorEntry],
+    ty: &str,
+    id: FnId,
+    found: &mut Vec<(FnId, &'static InterceptorEntry, String)>,
+) {
+    if ty.is_empty() {
+        return;
+    }
+    if let Some(entry) = entries.iter().copied().find(|e| e.supertypes.iter().any(|s| s == ty)) {
+        found.push((
+            id,
+            entry,
+            format!("this lambda is {} {} {}", article(&entry.framework), entry.framework, entry.kind),
+        ));
+    }
+}
+
+/// Does a receiver chain mention one of `hints` (as a call or field name)?
+fn mentions(r: &Expr, hints: &[String]) -> bool {
+    let mut hit = false;
+    walk_expr(r, &mut |e: &Expr| {
+        let n = match &e.kind {
+            ExprKind::Call { name, .. } | ExprKind::Field { name, .. } | ExprKind::Name(name) => name,
+            _ => return,
+        };
+        if hints.iter().any(|h| h == n) {
+            hit = true;
+        }
+    });
+    hit
+}

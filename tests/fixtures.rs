@@ -1,0 +1,188 @@
+//! The fixture runner: every rule over every fixture.
+//!
+//! Each directory under `fixtures/` that holds sources is linted as one project (so helpers
+//! and registrations in sibling files are seen), with every rule enabled and test sources
+//! included. A line ending in `// expect: IDEM001` (or several codes, comma-separated) must be
+//! reported with exactly those codes; every other line must be clean. `// todo-expect: CODE`
+//! marks a known miss and `// todo-ok: CODE` a known false alarm: both are listed, and both
+//! fail once they stop being true, so they never pass silently forever.
+
+use idemlint::rules::Selection;
+use idemlint::{lint, Options};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+type Key = (PathBuf, usize, String);
+
+#[derive(Default)]
+struct Expectations {
+    expect: BTreeSet<Key>,
+    todo_expect: BTreeSet<Key>,
+    todo_ok: BTreeSet<Key>,
+}
+
+fn parse_codes(rest: &str) -> Vec<String> {
+    rest.split([',', ' '])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .take_while(|c| c.starts_with("IDEM"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn read_expectations(path: &Path, exp: &mut Expectations) {
+    let text = std::fs::read_to_string(path).unwrap();
+    for (i, line) in text.lines().enumerate() {
+        for (marker, set) in [
+            ("// expect:", &mut exp.expect),
+            ("// todo-expect:", &mut exp.todo_expect),
+            ("// todo-ok:", &mut exp.todo_ok),
+        ] {
+            if let Some(pos) = line.find(marker) {
+                let codes = parse_codes(&line[pos + marker.len()..]);
+                assert!(
+                    !codes.is_empty(),
+                    "{}:{}: `{marker}` without a rule code",
+                    path.display(),
+                    i + 1
+                );
+                for c in codes {
+                    set.insert((path.to_path_buf(), i + 1, c));
+                }
+            }
+        }
+    }
+}
+
+/// Directories under `fixtures/` that directly contain source files.
+fn fixture_dirs(root: &Path) -> BTreeMap<PathBuf, Vec<PathBuf>> {
+    let mut out: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("java" | "kt" | "kts" | "rs")
+            ) {
+                out.entry(dir.clone()).or_default().push(p);
+            }
+        }
+    }
+    for files in out.values_mut() {
+        files.sort();
+    }
+    out
+}
+
+#[test]
+fn fixtures() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let dirs = fixture_dirs(&root);
+    assert!(!dirs.is_empty(), "no fixtures found under {}", root.display());
+    let opts = Options {
+        selection: Selection::all(),
+        include_tests: true,
+        threads: 0,
+    };
+    let mut failures = Vec::new();
+    let mut todos = Vec::new();
+    let (mut n_expect, mut n_files) = (0, 0);
+    for files in dirs.values() {
+        let mut exp = Expectations::default();
+        for f in files {
+            read_expectations(f, &mut exp);
+        }
+        n_expect += exp.expect.len();
+        n_files += files.len();
+        let report = lint(files, &opts);
+        for e in &report.errors {
+            failures.push(format!("tool error: {}: {}", e.path.display(), e.message));
+        }
+        for n in &report.notices {
+            failures.push(format!(
+                "{}:{}: fixture does not parse cleanly: {}",
+                n.path.display(),
+                n.line,
+                n.message
+            ));
+        }
+        let actual: BTreeSet<Key> = report
+            .findings
+            .iter()
+            .map(|f| {
+                (
+                    report.path(f.file).to_path_buf(),
+                    f.start.line,
+                    f.rule.code.to_string(),
+                )
+            })
+            .collect();
+        let message_of = |k: &Key| {
+            report
+                .findings
+                .iter()
+                .find(|f| report.path(f.file) == k.0 && f.start.line == k.1 && f.rule.code == k.2)
+                .map(|f| f.message.clone())
+                .unwrap_or_default()
+        };
+        for k in exp.expect.difference(&actual) {
+            failures.push(format!("{}:{}: expected {} but it was not reported", k.0.display(), k.1, k.2));
+        }
+        for k in actual.difference(&exp.expect) {
+            if exp.todo_ok.contains(k) {
+                todos.push(format!("{}:{}: todo-ok {} (known false alarm)", k.0.display(), k.1, k.2));
+                continue;
+            }
+            if exp.todo_expect.contains(k) {
+                failures.push(format!(
+                    "{}:{}: {} is now reported: change `todo-expect` to `expect`",
+                    k.0.display(),
+                    k.1,
+                    k.2
+                ));
+                continue;
+            }
+            failures.push(format!(
+                "{}:{}: unexpected {}: {}",
+                k.0.display(),
+                k.1,
+                k.2,
+                message_of(k)
+            ));
+        }
+        for k in exp.todo_expect.difference(&actual) {
+            todos.push(format!("{}:{}: todo-expect {} (known miss)", k.0.display(), k.1, k.2));
+        }
+        for k in exp.todo_ok.difference(&actual) {
+            failures.push(format!(
+                "{}:{}: todo-ok {} is no longer reported: remove the marker",
+                k.0.display(),
+                k.1,
+                k.2
+            ));
+        }
+    }
+    eprintln!(
+        "fixtures: {n_files} files, {n_expect} expected findings, {} known gaps",
+        todos.len()
+    );
+    for t in &todos {
+        eprintln!("  {t}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} fixture failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn codes_parse() {
+    assert_eq!(parse_codes(" IDEM001, IDEM008"), vec!["IDEM001", "IDEM008"]);
+    assert_eq!(parse_codes(" IDEM001 because reasons"), vec!["IDEM001"]);
+    assert!(parse_codes(" nothing").is_empty());
+}
