@@ -152,7 +152,12 @@ impl Catalog {
 
     /// Does a call `receiver.name(..)` (receiver's last path segment, `None` for a bare call)
     /// name a nondeterministic source in `lang`?
-    pub fn source_call(&self, lang: Lang, receiver: Option<&str>, name: &str) -> Option<SourceKind> {
+    pub fn source_call(
+        &self,
+        lang: Lang,
+        receiver: Option<&str>,
+        name: &str,
+    ) -> Option<SourceKind> {
         self.sources.iter().find_map(|e| {
             if !e.langs.iter().any(|l| l == lang.name()) || !e.calls.iter().any(|c| c == name) {
                 return None;
@@ -176,7 +181,12 @@ impl Catalog {
     /// Is `name` (a variable, field or parameter) named like something holding a key?
     pub fn is_key_variable(&self, name: &str) -> bool {
         let n = normalise(name);
-        if !self.sinks.key_variables.iter().any(|k| n.contains(k.as_str())) {
+        if !self
+            .sinks
+            .key_variables
+            .iter()
+            .any(|k| n.contains(k.as_str()))
+        {
             return false;
         }
         // `IDEMPOTENCY_KEY_HEADER`, `idempotencyKeyName`, `idempotencyKeyEnabled` hold names/flags.
@@ -187,7 +197,11 @@ impl Catalog {
             .filter_map(|k| n.find(k.as_str()).map(|i| &n[i + k.len()..]))
             .next()
             .unwrap_or("");
-        !self.sinks.not_key_variables.iter().any(|s| tail.starts_with(s.as_str()) && !s.is_empty())
+        !self
+            .sinks
+            .not_key_variables
+            .iter()
+            .any(|s| tail.starts_with(s.as_str()) && !s.is_empty())
     }
 
     /// Is a call named `name` a setter that takes a key (`setIdempotencyKey`, `idempotency_key`)?
@@ -231,11 +245,17 @@ pub fn is_period_pattern(p: &str) -> bool {
         while let Some(c) = chars.next() {
             if c == '%' {
                 let mut spec = chars.next();
-                while matches!(spec, Some('-' | '_' | '0' | '^' | '#' | '.' | '3' | '6' | '9')) {
+                while matches!(
+                    spec,
+                    Some('-' | '_' | '0' | '^' | '#' | '.' | '3' | '6' | '9')
+                ) {
                     spec = chars.next();
                 }
                 match spec {
-                    Some('Y' | 'y' | 'm' | 'd' | 'e' | 'F' | 'B' | 'b' | 'h' | 'G' | 'g' | 'V' | 'U' | 'W' | 'j' | 'C' | 'D' | 'x' | 'u' | 'w' | 'a' | 'A') => saw_date = true,
+                    Some(
+                        'Y' | 'y' | 'm' | 'd' | 'e' | 'F' | 'B' | 'b' | 'h' | 'G' | 'g' | 'V' | 'U'
+                        | 'W' | 'j' | 'C' | 'D' | 'x' | 'u' | 'w' | 'a' | 'A',
+                    ) => saw_date = true,
                     Some('%' | 'n' | 't') => {}
                     _ => return false,
                 }
@@ -255,7 +275,8 @@ pub fn is_period_pattern(p: &str) -> bool {
             continue;
         }
         match c {
-            'y' | 'u' | 'M' | 'L' | 'd' | 'D' | 'Q' | 'q' | 'Y' | 'w' | 'W' | 'E' | 'e' | 'c' | 'F' | 'G' => saw_date = true,
+            'y' | 'u' | 'M' | 'L' | 'd' | 'D' | 'Q' | 'q' | 'Y' | 'w' | 'W' | 'E' | 'e' | 'c'
+            | 'F' | 'G' => saw_date = true,
             _ => return false,
         }
     }
@@ -276,10 +297,24 @@ mod tests {
     #[test]
     fn key_names() {
         let c = Catalog::builtin();
-        for n in ["Idempotency-Key", "idempotency_key", "X-Idempotency-Key", "IDEMPOTENCY-KEY", "PayPal-Request-Id", "opc-retry-token", "stripe.idempotency_key"] {
+        for n in [
+            "Idempotency-Key",
+            "idempotency_key",
+            "X-Idempotency-Key",
+            "IDEMPOTENCY-KEY",
+            "PayPal-Request-Id",
+            "opc-retry-token",
+            "stripe.idempotency_key",
+        ] {
             assert!(c.is_key_name(n), "{n}");
         }
-        for n in ["X-Request-Id", "X-Correlation-Id", "Authorization", "traceparent", ""] {
+        for n in [
+            "X-Request-Id",
+            "X-Correlation-Id",
+            "Authorization",
+            "traceparent",
+            "",
+        ] {
             assert!(!c.is_key_name(n), "{n}");
         }
     }
@@ -287,10 +322,21 @@ mod tests {
     #[test]
     fn key_variables() {
         let c = Catalog::builtin();
-        for n in ["idempotencyKey", "idempotency_key", "stripeIdempotencyKey", "idemKey"] {
+        for n in [
+            "idempotencyKey",
+            "idempotency_key",
+            "stripeIdempotencyKey",
+            "idemKey",
+        ] {
             assert!(c.is_key_variable(n), "{n}");
         }
-        for n in ["IDEMPOTENCY_KEY_HEADER", "idempotencyKeyHeaderName", "requestId", "key", "idempotencyKeyEnabled"] {
+        for n in [
+            "IDEMPOTENCY_KEY_HEADER",
+            "idempotencyKeyHeaderName",
+            "requestId",
+            "key",
+            "idempotencyKeyEnabled",
+        ] {
             assert!(!c.is_key_variable(n), "{n}");
         }
     }
@@ -298,7 +344,13 @@ mod tests {
     #[test]
     fn setters() {
         let c = Catalog::builtin();
-        for n in ["setIdempotencyKey", "idempotencyKey", "with_idempotency_key", "idempotency_key", "Idempotent"] {
+        for n in [
+            "setIdempotencyKey",
+            "idempotencyKey",
+            "with_idempotency_key",
+            "idempotency_key",
+            "Idempotent",
+        ] {
             assert!(c.is_key_setter(n), "{n}");
         }
         for n in ["setRequestId", "header", "idempotencyKeyHeader"] {
@@ -309,23 +361,57 @@ mod tests {
     #[test]
     fn sources() {
         let c = Catalog::builtin();
-        assert_eq!(c.source_call(Lang::Java, Some("UUID"), "randomUUID"), Some(SourceKind::Random));
-        assert_eq!(c.source_call(Lang::Java, Some("java.util.UUID"), "randomUUID"), Some(SourceKind::Random));
-        assert_eq!(c.source_call(Lang::Rust, Some("Uuid"), "new_v4"), Some(SourceKind::Random));
-        assert_eq!(c.source_call(Lang::Rust, None, "thread_rng"), Some(SourceKind::Random));
-        assert_eq!(c.source_call(Lang::Rust, Some("rand"), "random"), Some(SourceKind::Random));
+        assert_eq!(
+            c.source_call(Lang::Java, Some("UUID"), "randomUUID"),
+            Some(SourceKind::Random)
+        );
+        assert_eq!(
+            c.source_call(Lang::Java, Some("java.util.UUID"), "randomUUID"),
+            Some(SourceKind::Random)
+        );
+        assert_eq!(
+            c.source_call(Lang::Rust, Some("Uuid"), "new_v4"),
+            Some(SourceKind::Random)
+        );
+        assert_eq!(
+            c.source_call(Lang::Rust, None, "thread_rng"),
+            Some(SourceKind::Random)
+        );
+        assert_eq!(
+            c.source_call(Lang::Rust, Some("rand"), "random"),
+            Some(SourceKind::Random)
+        );
         assert_eq!(c.source_call(Lang::Java, Some("YearMonth"), "now"), None);
         assert_eq!(c.source_call(Lang::Java, Some("LocalDate"), "now"), None);
-        assert_eq!(c.source_call(Lang::Java, Some("UUID"), "nameUUIDFromBytes"), None);
+        assert_eq!(
+            c.source_call(Lang::Java, Some("UUID"), "nameUUIDFromBytes"),
+            None
+        );
         assert_eq!(c.source_call(Lang::Rust, Some("Uuid"), "new_v5"), None);
     }
 
     #[test]
     fn period_patterns() {
-        for p in ["yyyy-MM", "yyyyMMdd", "uuuu-MM", "%Y-%m", "%Y%m%d", "%F", "yyyy-'W'ww"] {
+        for p in [
+            "yyyy-MM",
+            "yyyyMMdd",
+            "uuuu-MM",
+            "%Y-%m",
+            "%Y%m%d",
+            "%F",
+            "yyyy-'W'ww",
+        ] {
             assert!(is_period_pattern(p), "{p}");
         }
-        for p in ["yyyy-MM-dd'T'HH:mm:ss", "HHmmss", "%Y-%m-%dT%H:%M:%S", "%s", "yyyyMMddHHmmssSSS", "", "abc"] {
+        for p in [
+            "yyyy-MM-dd'T'HH:mm:ss",
+            "HHmmss",
+            "%Y-%m-%dT%H:%M:%S",
+            "%s",
+            "yyyyMMddHHmmssSSS",
+            "",
+            "abc",
+        ] {
             assert!(!is_period_pattern(p), "{p}");
         }
     }

@@ -4,7 +4,15 @@ use crate::facts::Lang;
 use std::path::{Component, Path, PathBuf};
 
 /// Directory names never descended into (build output and vendored code).
-pub const SKIP_DIRS: &[&str] = &["target", "build", ".gradle", "node_modules", "out", "vendor", "third_party"];
+pub const SKIP_DIRS: &[&str] = &[
+    "target",
+    "build",
+    ".gradle",
+    "node_modules",
+    "out",
+    "vendor",
+    "third_party",
+];
 
 /// A file selected for checking.
 #[derive(Debug, Clone)]
@@ -51,7 +59,8 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
                 }),
                 None => errors.push(WalkError {
                     path: root.clone(),
-                    message: "not a Java, Kotlin or Rust source file (.java, .kt, .kts, .rs)".into(),
+                    message: "not a Java, Kotlin or Rust source file (.java, .kt, .kts, .rs)"
+                        .into(),
                 }),
             }
             continue;
@@ -106,7 +115,9 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
 fn err_path(e: &ignore::Error) -> Option<PathBuf> {
     match e {
         ignore::Error::WithPath { path, .. } => Some(path.clone()),
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => err_path(err),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            err_path(err)
+        }
         _ => None,
     }
 }
@@ -144,9 +155,15 @@ pub fn is_test_path(rel: &Path) -> bool {
     let stem = file.rsplit_once('.').map(|(s, _)| s).unwrap_or(file);
     let ext = file.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
     if ext == "rs" {
-        return stem == "tests" || stem.ends_with("_test") || stem.ends_with("_tests") || stem.starts_with("test_");
+        return stem == "tests"
+            || stem.ends_with("_test")
+            || stem.ends_with("_tests")
+            || stem.starts_with("test_");
     }
-    stem.ends_with("Test") || stem.ends_with("Tests") || stem.ends_with("IT") || stem.ends_with("Spec")
+    stem.ends_with("Test")
+        || stem.ends_with("Tests")
+        || stem.ends_with("IT")
+        || stem.ends_with("Spec")
 }
 
 #[cfg(test)]

@@ -277,7 +277,10 @@ pub enum ExprKind {
     Name(String),
     /// Member access without a call: `a.b`, `a?.b`, `a::b` in Rust paths (`Uuid::nil` without
     /// call), `Foo.BAR`.
-    Field { receiver: Box<Expr>, name: String },
+    Field {
+        receiver: Box<Expr>,
+        name: String,
+    },
     /// A call. `receiver` is the expression before the dot / `::` (`UUID` in
     /// `UUID.randomUUID()`, `Uuid` in `Uuid::new_v4()`, `builder` in `builder.header(..)`).
     /// Kotlin trailing lambdas are appended to `args`. Java/Kotlin generic arguments are dropped.
@@ -288,7 +291,10 @@ pub enum ExprKind {
     },
     /// Rust macro invocation (`format!`, `vec!`, `json!`, `tokio::select!`); `name` without `!`,
     /// `args` are the macro's arguments parsed as expressions where possible.
-    Macro { name: String, args: Vec<Arg> },
+    Macro {
+        name: String,
+        args: Vec<Arg>,
+    },
     /// `new T(args)` / `new T(args) { body }` in Java, Rust struct literals `T { a: x, .. }`
     /// (fields as named args). Kotlin constructor calls are plain [`ExprKind::Call`]s, since the
     /// syntax does not tell them apart.
@@ -313,11 +319,20 @@ pub enum ExprKind {
         rhs: Box<Expr>,
     },
     /// Prefix or postfix operation: `!x`, `-x`, `x!!`, `x?` (Rust), `&x`, `*x`, `x++`.
-    Unary { op: String, operand: Box<Expr> },
+    Unary {
+        op: String,
+        operand: Box<Expr>,
+    },
     /// `x as T`, `(T) x`, `x as? T`.
-    Cast { expr: Box<Expr>, ty: String },
+    Cast {
+        expr: Box<Expr>,
+        ty: String,
+    },
     /// `a[i]`.
-    Index { receiver: Box<Expr>, index: Box<Expr> },
+    Index {
+        receiver: Box<Expr>,
+        index: Box<Expr>,
+    },
     /// `x.await` (Rust).
     Await(Box<Expr>),
     /// A lambda / closure / anonymous function; its body is [`FileFacts::functions`]`[id]`.

@@ -7,8 +7,8 @@
 //! "puts a fresh value into a key sink". Everything is bounded: evaluation depth, summary
 //! recursion and cycles.
 
-use crate::catalog::{is_period_pattern, Catalog, SourceKind};
-use crate::facts::{simple_name, Arg, Binding, Expr, ExprKind, FnKind, Lang, Span, Stmt};
+use crate::catalog::{Catalog, SourceKind, is_period_pattern};
+use crate::facts::{Arg, Binding, Expr, ExprKind, FnKind, Lang, Span, Stmt, simple_name};
 use crate::project::{FnRef, Project};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -74,10 +74,45 @@ const MAX_SUMMARY_DEPTH: usize = 12;
 /// Names too generic to resolve to a project function by name alone when called on an
 /// arbitrary receiver.
 const GENERIC_NAMES: &[&str] = &[
-    "toString", "to_string", "build", "get", "apply", "invoke", "call", "run", "execute", "let",
-    "also", "map", "equals", "hashCode", "proceed", "header", "add", "set", "put", "of", "from",
-    "format", "copy", "newBuilder", "request", "body", "send", "clone", "into", "unwrap",
-    "value", "next", "handle", "intercept", "process", "filter", "create", "key", "id",
+    "toString",
+    "to_string",
+    "build",
+    "get",
+    "apply",
+    "invoke",
+    "call",
+    "run",
+    "execute",
+    "let",
+    "also",
+    "map",
+    "equals",
+    "hashCode",
+    "proceed",
+    "header",
+    "add",
+    "set",
+    "put",
+    "of",
+    "from",
+    "format",
+    "copy",
+    "newBuilder",
+    "request",
+    "body",
+    "send",
+    "clone",
+    "into",
+    "unwrap",
+    "value",
+    "next",
+    "handle",
+    "intercept",
+    "process",
+    "filter",
+    "create",
+    "key",
+    "id",
 ];
 
 /// Evaluation state for one project. Not thread-safe (memo tables use `RefCell`); run one per
@@ -269,17 +304,23 @@ impl<'p> Flow<'p> {
         let owner_name = |r: &FnRef| {
             self.p.func(*r).owner.and_then(|t| {
                 let ty = &self.p.units[r.unit].facts.types[t];
-                ty.name.clone().map(|n| (n, ty.parent_type.and_then(|pt| self.p.units[r.unit].facts.types[pt].name.clone())))
+                ty.name.clone().map(|n| {
+                    (
+                        n,
+                        ty.parent_type
+                            .and_then(|pt| self.p.units[r.unit].facts.types[pt].name.clone()),
+                    )
+                })
             })
         };
         match receiver.map(|r| &r.kind) {
             None | Some(ExprKind::Name(_)) if is_self_receiver(receiver) => {
                 // Same type first, then same file, then anything.
-                let my_owner = self.p.func(at).owner.or_else(|| {
-                    self.p
-                        .ancestors(at)
-                        .find_map(|a| self.p.func(a).owner)
-                });
+                let my_owner = self
+                    .p
+                    .func(at)
+                    .owner
+                    .or_else(|| self.p.ancestors(at).find_map(|a| self.p.func(a).owner));
                 let same: Vec<FnRef> = all
                     .iter()
                     .copied()
@@ -308,7 +349,8 @@ impl<'p> Flow<'p> {
                             .copied()
                             .filter(|r| {
                                 owner_name(r).is_some_and(|(n, parent)| {
-                                    simple_name(&n) == t || parent.as_deref().map(simple_name) == Some(t)
+                                    simple_name(&n) == t
+                                        || parent.as_deref().map(simple_name) == Some(t)
                                 })
                             })
                             .collect();
@@ -511,8 +553,21 @@ impl Ev<'_, '_> {
             Template(parts) | Other(parts) => self.eval_any(parts.iter()),
             Binary { op, lhs, rhs } => {
                 const BOOL_OPS: &[&str] = &[
-                    "==", "!=", "<", ">", "<=", ">=", "&&", "||", "instanceof", "is", "!is",
-                    "in", "!in", "===", "!==",
+                    "==",
+                    "!=",
+                    "<",
+                    ">",
+                    "<=",
+                    ">=",
+                    "&&",
+                    "||",
+                    "instanceof",
+                    "is",
+                    "!is",
+                    "in",
+                    "!in",
+                    "===",
+                    "!==",
                 ];
                 if BOOL_OPS.contains(&op.as_str()) {
                     None
@@ -557,10 +612,35 @@ impl Ev<'_, '_> {
         for a in args {
             let t = match &a.value.kind {
                 ExprKind::Lambda(id) => self.lambda_value(*id),
+                ExprKind::MethodRef { receiver, name } => {
+                    self.method_ref_value(&a.value, receiver.as_deref(), name)
+                }
                 _ => self.eval(&a.value),
             };
             if t.is_some() {
                 return t;
+            }
+        }
+        None
+    }
+
+    /// A method reference used as a supplier (`orElseGet(Keys::fresh)`): fresh if the referenced
+    /// project function returns a fresh value when called with no arguments.
+    fn method_ref_value(&mut self, e: &Expr, receiver: Option<&Expr>, name: &str) -> Option<Taint> {
+        for callee in self.flow.callees(self.at, receiver, name, &[]) {
+            if let Some(inner) = self.flow.returns_fresh(callee) {
+                return Some(Taint {
+                    span: e.span,
+                    at: self.at,
+                    kind: inner.kind,
+                    what: self.text(e.span),
+                    via: Some(Rc::new(Via {
+                        callee: name.to_string(),
+                        at: inner.at,
+                        span: inner.span,
+                        what: inner.what.clone(),
+                    })),
+                });
             }
         }
         None
@@ -641,12 +721,16 @@ impl Ev<'_, '_> {
         }
         // Calendar periods: `now.toLocalDate()`, `YearMonth.from(now)`, `now.format("yyyy-MM")`.
         if self.is_period_conversion(name) || self.is_period_ctor(receiver, name) {
-            let t = receiver.and_then(|r| self.eval(r)).or_else(|| self.eval_args(args));
+            let t = receiver
+                .and_then(|r| self.eval(r))
+                .or_else(|| self.eval_args(args));
             return t.filter(|t| t.kind != SourceKind::Time);
         }
         if cat.period.formatters.iter().any(|f| f == name) {
             if let Some(p) = self.date_pattern_in(receiver, args) {
-                let t = receiver.and_then(|r| self.eval(r)).or_else(|| self.eval_args(args));
+                let t = receiver
+                    .and_then(|r| self.eval(r))
+                    .or_else(|| self.eval_args(args));
                 return if is_period_pattern(&p) {
                     t.filter(|t| t.kind != SourceKind::Time)
                 } else {
@@ -701,14 +785,18 @@ impl Ev<'_, '_> {
         let ctors = &self.flow.cat.period.constructors;
         match receiver.and_then(|r| r.path_text()) {
             Some(p) => {
-                ctors.iter().any(|c| c == simple_name(&p)) && matches!(name, "from" | "of" | "ofInstant" | "parse")
+                ctors.iter().any(|c| c == simple_name(&p))
+                    && matches!(name, "from" | "of" | "ofInstant" | "parse")
             }
             None => ctors.iter().any(|c| c == name),
         }
     }
 
     fn is_date_formatter_ctor(&self, ty: &str) -> bool {
-        matches!(ty, "SimpleDateFormat" | "DateTimeFormatter" | "FastDateFormat")
+        matches!(
+            ty,
+            "SimpleDateFormat" | "DateTimeFormatter" | "FastDateFormat"
+        )
     }
 
     /// A date/time pattern literal used to format: `ofPattern("yyyy-MM")`,
@@ -726,11 +814,19 @@ impl Ev<'_, '_> {
                     {
                         found = args.first().and_then(|a| str_lit(&a.value));
                     }
-                    ExprKind::New { ty, args, .. } if self.is_date_formatter_ctor(simple_name(ty)) => {
+                    ExprKind::New { ty, args, .. }
+                        if self.is_date_formatter_ctor(simple_name(ty)) =>
+                    {
                         found = args.first().and_then(|a| str_lit(&a.value));
                     }
                     ExprKind::Field { name, .. } | ExprKind::Name(name)
-                        if self.flow.cat.period.date_constants.iter().any(|c| c == name) =>
+                        if self
+                            .flow
+                            .cat
+                            .period
+                            .date_constants
+                            .iter()
+                            .any(|c| c == name) =>
                     {
                         found = Some("yyyy-MM-dd".to_string());
                     }
@@ -790,13 +886,15 @@ impl Ev<'_, '_> {
             .iter()
             .find(|b| b.name == name)
             .and_then(|b| {
-                b.ty.as_deref().map(|t| simple_name(t).to_string()).or_else(|| {
-                    b.init.as_ref().and_then(|i| match &i.kind {
-                        ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-                        ExprKind::Call { name, .. } => Some(name.clone()),
-                        _ => None,
+                b.ty.as_deref()
+                    .map(|t| simple_name(t).to_string())
+                    .or_else(|| {
+                        b.init.as_ref().and_then(|i| match &i.kind {
+                            ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+                            ExprKind::Call { name, .. } => Some(name.clone()),
+                            _ => None,
+                        })
                     })
-                })
             })
     }
 
@@ -838,7 +936,9 @@ impl Ev<'_, '_> {
                     || ro.rust_distributions.iter().any(|x| x == n)
                     || self.var_type(n).is_some_and(|t| is_type(&t))
                     || self.env.get(n).is_some_and(|v| {
-                        v.taint.as_ref().is_some_and(|t| t.kind == SourceKind::Random)
+                        v.taint
+                            .as_ref()
+                            .is_some_and(|t| t.kind == SourceKind::Random)
                     })
             }
             ExprKind::Field { receiver, name } => {
@@ -891,7 +991,9 @@ impl Ev<'_, '_> {
                     }
                     return Some(String::new());
                 }
-                let is_const = n.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit());
+                let is_const = n
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit());
                 if is_const && self.flow.cat.is_key_name(n) {
                     return Some(n.clone());
                 }
@@ -950,11 +1052,13 @@ impl Ev<'_, '_> {
         let cat = self.flow.cat;
         match &e.kind {
             ExprKind::Assign { target, value, .. } => {
-                let name = match &target.kind {
-                    ExprKind::Name(n) | ExprKind::Field { name: n, .. } => Some(n.as_str()),
-                    _ => None,
+                let is_sink = match &target.kind {
+                    ExprKind::Name(n) | ExprKind::Field { name: n, .. } => cat.is_key_variable(n),
+                    // `request.headers["Idempotency-Key"] = v`, `headers[IDEMPOTENCY_KEY] = v`
+                    ExprKind::Index { index, .. } => self.is_key_name_expr(index),
+                    _ => false,
                 };
-                if name.is_some_and(|n| cat.is_key_variable(n)) {
+                if is_sink {
                     self.push_flow(value, e.span, out);
                 }
             }
@@ -965,7 +1069,11 @@ impl Ev<'_, '_> {
             } => {
                 self.args_sinks(e, args, out);
                 // Kotlin `"Idempotency-Key" to key`.
-                if name == "to" && receiver.as_deref().is_some_and(|r| self.is_key_name_expr(r)) {
+                if name == "to"
+                    && receiver
+                        .as_deref()
+                        .is_some_and(|r| self.is_key_name_expr(r))
+                {
                     if let Some(a) = args.first() {
                         self.push_flow(&a.value, e.span, out);
                     }
@@ -1054,8 +1162,10 @@ impl Ev<'_, '_> {
             for (i, p) in params.iter().enumerate() {
                 let by_name = cat.is_key_variable(&p.name);
                 let by_annotation = p.annotations.iter().any(|a| {
-                    matches!(a.name.as_str(), "Header" | "RequestHeader" | "HeaderParam" | "Param")
-                        && a.args.iter().any(|x| self.is_key_name_expr(&x.value))
+                    matches!(
+                        a.name.as_str(),
+                        "Header" | "RequestHeader" | "HeaderParam" | "Param"
+                    ) && a.args.iter().any(|x| self.is_key_name_expr(&x.value))
                 });
                 if by_name || by_annotation {
                     key_idx = Some(i);

@@ -168,7 +168,8 @@ fn read_source(path: &Path) -> Result<String, ToolError> {
         path: path.to_path_buf(),
         message,
     };
-    let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {}", discover::io_message(&e))))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| err(format!("cannot read: {}", discover::io_message(&e))))?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(err("cannot decode: binary file (contains NUL bytes)".into()));
     }
@@ -198,7 +199,11 @@ fn parse_unit(path: PathBuf, text: String, lang: facts::Lang) -> (Unit, Vec<Noti
                     message: format!(
                         "syntax errors ({} region{}); the recovered tree was analysed",
                         parsed.facts.syntax_errors.len(),
-                        if parsed.facts.syntax_errors.len() == 1 { "" } else { "s" }
+                        if parsed.facts.syntax_errors.len() == 1 {
+                            ""
+                        } else {
+                            "s"
+                        }
                     ),
                 });
             }
@@ -226,11 +231,7 @@ fn parse_unit(path: PathBuf, text: String, lang: facts::Lang) -> (Unit, Vec<Noti
     (Unit { src, lang, facts }, notices)
 }
 
-fn finish(
-    units: Vec<Result<(Unit, Vec<Notice>), ToolError>>,
-    opts: &Options,
-    report: &mut Report,
-) {
+fn finish(units: Vec<Result<(Unit, Vec<Notice>), ToolError>>, opts: &Options, report: &mut Report) {
     let mut ok = Vec::new();
     for u in units {
         match u {
@@ -330,5 +331,7 @@ fn resolve(project: Project, findings: Vec<Finding>, report: &mut Report) {
     out.dedup_by(|a, b| a.file == b.file && a.span == b.span && a.rule.code == b.rule.code);
     report.findings = out;
     report.errors.sort_by(|a, b| a.path.cmp(&b.path));
-    report.notices.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
+    report
+        .notices
+        .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
 }

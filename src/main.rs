@@ -2,8 +2,8 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use idemlint::report::{github, human, json, sarif};
-use idemlint::rules::{Selection, RULES};
-use idemlint::{lint, Options};
+use idemlint::rules::{RULES, Selection};
+use idemlint::{Options, lint};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -113,7 +113,10 @@ fn main() -> ExitCode {
             }
             None => {
                 let known: Vec<&str> = RULES.iter().map(|r| r.code).collect();
-                eprintln!("error: unknown rule `{code}` (known rules: {})", known.join(", "));
+                eprintln!(
+                    "error: unknown rule `{code}` (known rules: {})",
+                    known.join(", ")
+                );
                 ExitCode::from(2)
             }
         },
@@ -123,7 +126,10 @@ fn main() -> ExitCode {
 fn print_rules(format: RulesFormat) {
     match format {
         RulesFormat::Human => {
-            println!("{:<8} {:<36} {:<8} {:<8} summary", "code", "name", "level", "default");
+            println!(
+                "{:<8} {:<36} {:<8} {:<8} summary",
+                "code", "name", "level", "default"
+            );
             for r in RULES {
                 println!(
                     "{:<8} {:<36} {:<8} {:<8} {}",
@@ -151,17 +157,14 @@ fn print_rules(format: RulesFormat) {
 }
 
 fn check(args: CheckArgs) -> ExitCode {
-    let selection = match Selection::from_lists(
-        args.select.as_deref(),
-        &args.extend_select,
-        &args.ignore,
-    ) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let selection =
+        match Selection::from_lists(args.select.as_deref(), &args.extend_select, &args.ignore) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {

@@ -2,9 +2,7 @@
 //! name (for supertypes declared in other files), string constants, and where interceptor
 //! classes are registered.
 
-use crate::facts::{
-    simple_name, Expr, ExprKind, FileFacts, FnId, Function, Lang, Stmt, TypeId,
-};
+use crate::facts::{Expr, ExprKind, FileFacts, FnId, Function, Lang, Stmt, TypeId, simple_name};
 use crate::source::SourceFile;
 use std::collections::{HashMap, HashSet};
 
@@ -194,11 +192,11 @@ impl Index {
                     for a in args {
                         let ty = match &a.value.kind {
                             ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-                            ExprKind::Call { name: n, receiver: None, .. }
-                                if n.starts_with(|c: char| c.is_uppercase()) =>
-                            {
-                                Some(n.clone())
-                            }
+                            ExprKind::Call {
+                                name: n,
+                                receiver: None,
+                                ..
+                            } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
                             ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
                                 Some(n.clone())
                             }

@@ -8,7 +8,7 @@
 //! fail once they stop being true, so they never pass silently forever.
 
 use idemlint::rules::Selection;
-use idemlint::{lint, Options};
+use idemlint::{Options, lint};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -81,7 +81,11 @@ fn fixture_dirs(root: &Path) -> BTreeMap<PathBuf, Vec<PathBuf>> {
 fn fixtures() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let dirs = fixture_dirs(&root);
-    assert!(!dirs.is_empty(), "no fixtures found under {}", root.display());
+    assert!(
+        !dirs.is_empty(),
+        "no fixtures found under {}",
+        root.display()
+    );
     let opts = Options {
         selection: Selection::all(),
         include_tests: true,
@@ -129,11 +133,21 @@ fn fixtures() {
                 .unwrap_or_default()
         };
         for k in exp.expect.difference(&actual) {
-            failures.push(format!("{}:{}: expected {} but it was not reported", k.0.display(), k.1, k.2));
+            failures.push(format!(
+                "{}:{}: expected {} but it was not reported",
+                k.0.display(),
+                k.1,
+                k.2
+            ));
         }
         for k in actual.difference(&exp.expect) {
             if exp.todo_ok.contains(k) {
-                todos.push(format!("{}:{}: todo-ok {} (known false alarm)", k.0.display(), k.1, k.2));
+                todos.push(format!(
+                    "{}:{}: todo-ok {} (known false alarm)",
+                    k.0.display(),
+                    k.1,
+                    k.2
+                ));
                 continue;
             }
             if exp.todo_expect.contains(k) {
@@ -154,7 +168,12 @@ fn fixtures() {
             ));
         }
         for k in exp.todo_expect.difference(&actual) {
-            todos.push(format!("{}:{}: todo-expect {} (known miss)", k.0.display(), k.1, k.2));
+            todos.push(format!(
+                "{}:{}: todo-expect {} (known miss)",
+                k.0.display(),
+                k.1,
+                k.2
+            ));
         }
         for k in exp.todo_ok.difference(&actual) {
             failures.push(format!(

@@ -107,7 +107,9 @@ impl<'s> Lowerer<'s> {
 
     /// Source text of a node ("" if the node's range is not on char boundaries).
     pub fn text(&self, node: Node) -> &'s str {
-        self.src.get(node.start_byte()..node.end_byte()).unwrap_or("")
+        self.src
+            .get(node.start_byte()..node.end_byte())
+            .unwrap_or("")
     }
 
     /// Enter one level of nesting; returns false (and records it) past [`MAX_DEPTH`]. Every

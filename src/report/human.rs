@@ -2,8 +2,8 @@
 //! interceptor / scope that makes it re-run, and the fix.
 
 use super::display_path;
-use crate::source::SourceFile;
 use crate::Report;
+use crate::source::SourceFile;
 use miette::{
     GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, MietteError,
     NamedSource, SourceCode, SourceSpan, SpanContents,

@@ -2,7 +2,7 @@
 
 use super::{display_path, fingerprints};
 use crate::Report;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use std::path::Path;
 
 pub fn render(report: &Report, base: &Path) -> String {

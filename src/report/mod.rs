@@ -89,9 +89,15 @@ mod tests {
     #[test]
     fn paths_are_relative_with_slashes() {
         let base = Path::new("/work/repo");
-        assert_eq!(display_path(Path::new("/work/repo/src/A.java"), base), "src/A.java");
+        assert_eq!(
+            display_path(Path::new("/work/repo/src/A.java"), base),
+            "src/A.java"
+        );
         assert_eq!(display_path(Path::new("./src/A.java"), base), "src/A.java");
-        assert_eq!(display_path(Path::new("/elsewhere/B.kt"), base), "/elsewhere/B.kt");
+        assert_eq!(
+            display_path(Path::new("/elsewhere/B.kt"), base),
+            "/elsewhere/B.kt"
+        );
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! `--format sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF consumers.
 
 use super::{display_path, fingerprints, uri_encode};
-use crate::rules::{RuleMeta, RULES};
 use crate::Report;
-use serde_json::{json, Value};
+use crate::rules::{RULES, RuleMeta};
+use serde_json::{Value, json};
 use std::path::Path;
 
 pub const INFORMATION_URI: &str = "https://github.com/idemlint/idemlint";
@@ -42,7 +42,12 @@ fn rule_descriptor(r: &RuleMeta) -> Value {
     })
 }
 
-fn region(src: &crate::source::SourceFile, start: crate::source::LineCol, end: crate::source::LineCol, span: crate::facts::Span) -> Value {
+fn region(
+    src: &crate::source::SourceFile,
+    start: crate::source::LineCol,
+    end: crate::source::LineCol,
+    span: crate::facts::Span,
+) -> Value {
     json!({
         "startLine": start.line,
         "startColumn": start.column,
@@ -61,7 +66,10 @@ pub fn render(report: &Report, base: &Path) -> String {
         .zip(&fps)
         .map(|(f, fp)| {
             let src = &report.files[f.file];
-            let rule_index = RULES.iter().position(|r| r.code == f.rule.code).unwrap_or(0);
+            let rule_index = RULES
+                .iter()
+                .position(|r| r.code == f.rule.code)
+                .unwrap_or(0);
             let related: Vec<Value> = f
                 .labels
                 .iter()

@@ -146,14 +146,19 @@ impl Selection {
             let m: Vec<&'static str> = RULES
                 .iter()
                 .filter(|r| {
-                    r.code.len() >= c.len() && r.code[..c.len()].eq_ignore_ascii_case(c) && !c.is_empty()
+                    r.code.len() >= c.len()
+                        && r.code[..c.len()].eq_ignore_ascii_case(c)
+                        && !c.is_empty()
                         || r.name.eq_ignore_ascii_case(c)
                 })
                 .map(|r| r.code)
                 .collect();
             if m.is_empty() {
                 let known: Vec<&str> = RULES.iter().map(|r| r.code).collect();
-                return Err(format!("unknown rule `{c}` (known rules: {}, or ALL)", known.join(", ")));
+                return Err(format!(
+                    "unknown rule `{c}` (known rules: {}, or ALL)",
+                    known.join(", ")
+                ));
             }
             Ok(m)
         };

@@ -1,8 +1,8 @@
 //! Which functions are HTTP interceptor / middleware / filter bodies, and of what kind.
 
 use crate::catalog::{Catalog, InterceptorEntry};
-use crate::facts::{simple_name, Expr, ExprKind, FnId, FnKind, Span, Stmt, TypeId};
-use crate::project::{walk_expr, walk_stmts, FnRef, Project, TypeRef};
+use crate::facts::{Expr, ExprKind, FnId, FnKind, Span, Stmt, TypeId, simple_name};
+use crate::project::{FnRef, Project, TypeRef, walk_expr, walk_stmts};
 use std::collections::HashMap;
 
 /// Why a function counts as an interceptor body.
@@ -18,7 +18,10 @@ pub struct InterceptorScope {
 
 /// Maps interceptor entry methods, their same-class helpers, and registered lambdas to their
 /// scope. Lambdas nested inside these are found through [`Project::ancestors`].
-pub fn find(p: &Project, cat: &'static Catalog) -> HashMap<FnRef, std::sync::Arc<InterceptorScope>> {
+pub fn find(
+    p: &Project,
+    cat: &'static Catalog,
+) -> HashMap<FnRef, std::sync::Arc<InterceptorScope>> {
     let mut out = HashMap::new();
     for u in 0..p.units.len() {
         classes(p, cat, u, &mut out);
@@ -72,7 +75,11 @@ fn classes(
         let entry = candidates
             .iter()
             .find(|e| e.registrations.iter().any(|r| registered.contains(r)))
-            .or_else(|| candidates.iter().find(|e| imports_match(p, u, e) && !e.imports.is_empty()))
+            .or_else(|| {
+                candidates
+                    .iter()
+                    .find(|e| imports_match(p, u, e) && !e.imports.is_empty())
+            })
             .or_else(|| candidates.first())
             .copied();
         let Some(entry) = entry else { continue };
@@ -82,17 +89,29 @@ fn classes(
             .copied()
             .filter(|&m| {
                 let f = &unit.facts.functions[m];
-                f.has_body && f.name.as_deref().is_some_and(|n| entry.methods.iter().any(|x| x == n))
+                f.has_body
+                    && f.name
+                        .as_deref()
+                        .is_some_and(|n| entry.methods.iter().any(|x| x == n))
             })
             .collect();
         if entries.is_empty() {
             continue;
         }
         let what = match &ty.name {
-            Some(n) => format!("`{}` is {} {} {}", n, article(&entry.framework), entry.framework, entry.kind),
+            Some(n) => format!(
+                "`{}` is {} {} {}",
+                n,
+                article(&entry.framework),
+                entry.framework,
+                entry.kind
+            ),
             None => format!(
                 "this anonymous `{}` is {} {} {}",
-                ty.supertypes.first().map(|s| simple_name(s)).unwrap_or("class"),
+                ty.supertypes
+                    .first()
+                    .map(|s| simple_name(s))
+                    .unwrap_or("class"),
                 article(&entry.framework),
                 entry.framework,
                 entry.kind
@@ -105,7 +124,8 @@ fn classes(
             what,
         });
         for f in with_same_type_helpers(p, u, t, &entries) {
-            out.entry(FnRef { unit: u, f }).or_insert_with(|| scope.clone());
+            out.entry(FnRef { unit: u, f })
+                .or_insert_with(|| scope.clone());
         }
     }
 }
@@ -143,7 +163,9 @@ fn with_same_type_helpers(p: &Project, u: usize, t: TypeId, entries: &[FnId]) ->
                     return;
                 }
                 for &m in &ty.methods {
-                    if facts.functions[m].name.as_deref() == Some(name.as_str()) && !out.contains(&m) {
+                    if facts.functions[m].name.as_deref() == Some(name.as_str())
+                        && !out.contains(&m)
+                    {
                         out.push(m);
                     }
                 }
@@ -175,11 +197,35 @@ fn lambdas(
             args,
         } => {
             for a in args {
-                let target = match &a.value.kind {
+                // `(HttpRequestInterceptor) (request, context) -> ..`
+                let (value, cast_ty) = match &a.value.kind {
+                    ExprKind::Cast { expr, ty } => (expr.as_ref(), Some(simple_name(ty))),
+                    _ => (&a.value, None),
+                };
+                let target = match &value.kind {
                     ExprKind::Lambda(id) => Target::Lambda(*id),
                     ExprKind::MethodRef { name: m, .. } => Target::Method(m.clone()),
                     _ => continue,
                 };
+                if let (Some(ty), Target::Lambda(id)) = (cast_ty, &target) {
+                    let by_cast = entries.iter().copied().find(|en| {
+                        en.supertypes.iter().any(|s| s == ty)
+                            && en.registrations.iter().any(|r| r == name)
+                    });
+                    if let Some(en) = by_cast {
+                        found.push((
+                            *id,
+                            en,
+                            format!(
+                                "this lambda is passed to `{name}`, which makes it {} {} {}",
+                                article(&en.framework),
+                                en.framework,
+                                en.kind
+                            ),
+                        ));
+                        continue;
+                    }
+                }
                 let n_params = match target {
                     Target::Lambda(id) => lambda_params(id),
                     Target::Method(_) => None,
@@ -187,15 +233,28 @@ fn lambdas(
                 let entry = entries.iter().copied().find(|en| {
                     let registered = en.registrations.iter().any(|r| r == name)
                         && (en.receiver_hints.is_empty()
-                            || receiver.as_deref().is_some_and(|r| mentions(r, &en.receiver_hints)))
-                        && (en.lambda_params.is_none() || n_params.is_none() || en.lambda_params == n_params)
-                        && (en.imports.is_empty() || imports_match(p, u, en) || en.lambda_params.is_some() || !en.receiver_hints.is_empty() || is_distinctive(name));
+                            || receiver
+                                .as_deref()
+                                .is_some_and(|r| mentions(r, &en.receiver_hints)))
+                        && (en.lambda_params.is_none()
+                            || n_params.is_none()
+                            || en.lambda_params == n_params)
+                        && (en.imports.is_empty()
+                            || imports_match(p, u, en)
+                            || en.lambda_params.is_some()
+                            || !en.receiver_hints.is_empty()
+                            || is_distinctive(name));
                     let sam = en.sam.iter().any(|s| s == name);
                     registered || sam
                 });
                 let Some(entry) = entry else { continue };
                 let how = if entry.sam.iter().any(|s| s == name) {
-                    format!("this lambda is {} {} {}", article(&entry.framework), entry.framework, entry.kind)
+                    format!(
+                        "this lambda is {} {} {}",
+                        article(&entry.framework),
+                        entry.framework,
+                        entry.kind
+                    )
                 } else {
                     format!(
                         "this {} is passed to `{}`, which makes it {} {} {}",
@@ -212,7 +271,8 @@ fn lambdas(
                 match target {
                     Target::Lambda(id) => found.push((id, entry, how)),
                     Target::Method(m) => {
-                        let owner = enclosing.and_then(|f| p.ancestors(f).find_map(|a| p.func(a).owner));
+                        let owner =
+                            enclosing.and_then(|f| p.ancestors(f).find_map(|a| p.func(a).owner));
                         if let Some(owner) = owner {
                             for &mid in &facts.types[owner].methods {
                                 if facts.functions[mid].name.as_deref() == Some(m.as_str()) {
@@ -226,7 +286,12 @@ fn lambdas(
         }
         ExprKind::Return(Some(v)) => {
             if let (ExprKind::Lambda(id), Some(f)) = (&v.kind, enclosing) {
-                let ret = p.func(f).return_type.as_deref().map(simple_name).unwrap_or("");
+                let ret = p
+                    .func(f)
+                    .return_type
+                    .as_deref()
+                    .map(simple_name)
+                    .unwrap_or("");
                 typed(&entries, ret, *id, &mut found);
             }
         }
@@ -238,15 +303,27 @@ fn lambdas(
         walk_stmts(&f.body, &mut |e: &Expr| on_expr(e, me));
         // `fun interceptor(): Interceptor = Interceptor { .. }` / expression-bodied returns.
         if f.kind != FnKind::Lambda {
-            if let (Some(Stmt::Expr(Expr { kind: ExprKind::Lambda(id), .. })), Some(ret)) =
-                (f.body.last(), f.return_type.as_deref())
+            if let (
+                Some(Stmt::Expr(Expr {
+                    kind: ExprKind::Lambda(id),
+                    ..
+                })),
+                Some(ret),
+            ) = (f.body.last(), f.return_type.as_deref())
             {
                 typed(&entries, simple_name(ret), *id, &mut typed_found);
             }
         }
         for s in &f.body {
             if let Stmt::Let(b) = s {
-                if let (Some(Expr { kind: ExprKind::Lambda(id), .. }), Some(ty)) = (&b.init, &b.ty) {
+                if let (
+                    Some(Expr {
+                        kind: ExprKind::Lambda(id),
+                        ..
+                    }),
+                    Some(ty),
+                ) = (&b.init, &b.ty)
+                {
                     typed(&entries, simple_name(ty), *id, &mut typed_found);
                 }
             }
@@ -302,11 +379,20 @@ fn typed(
     if ty.is_empty() {
         return;
     }
-    if let Some(entry) = entries.iter().copied().find(|e| e.supertypes.iter().any(|s| s == ty)) {
+    if let Some(entry) = entries
+        .iter()
+        .copied()
+        .find(|e| e.supertypes.iter().any(|s| s == ty))
+    {
         found.push((
             id,
             entry,
-            format!("this lambda is {} {} {}", article(&entry.framework), entry.framework, entry.kind),
+            format!(
+                "this lambda is {} {} {}",
+                article(&entry.framework),
+                entry.framework,
+                entry.kind
+            ),
         ));
     }
 }
@@ -316,7 +402,9 @@ fn mentions(r: &Expr, hints: &[String]) -> bool {
     let mut hit = false;
     walk_expr(r, &mut |e: &Expr| {
         let n = match &e.kind {
-            ExprKind::Call { name, .. } | ExprKind::Field { name, .. } | ExprKind::Name(name) => name,
+            ExprKind::Call { name, .. } | ExprKind::Field { name, .. } | ExprKind::Name(name) => {
+                name
+            }
             _ => return,
         };
         if hints.iter().any(|h| h == n) {

@@ -1,0 +1,385 @@
+//! End-to-end tests of the `idemlint` binary: exit codes, formats, file selection.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const BAD_JAVA: &str = r#"package com.acme.billing;
+
+import java.io.IOException;
+import java.util.UUID;
+import okhttp3.Interceptor;
+import okhttp3.Response;
+
+public class KeyInterceptor implements Interceptor {
+    @Override
+    public Response intercept(Chain chain) throws IOException {
+        String key = UUID.randomUUID().toString();
+        return chain.proceed(chain.request().newBuilder()
+                .header("Idempotency-Key", key)
+                .build());
+    }
+}
+"#;
+
+const GOOD_KOTLIN: &str = r#"package com.acme.billing
+
+import okhttp3.Interceptor
+import okhttp3.Response
+import java.util.UUID
+
+class TracingInterceptor : Interceptor {
+    override fun intercept(chain: Interceptor.Chain): Response {
+        val requestId = UUID.randomUUID().toString()
+        return chain.proceed(chain.request().newBuilder().header("X-Request-Id", requestId).build())
+    }
+}
+"#;
+
+/// A key minted once per call in a plain service method: IDEM008 only.
+const ONCE_PER_CALL_RUST: &str = r#"use uuid::Uuid;
+
+pub async fn charge(client: &reqwest::Client, customer: &str) -> reqwest::Result<reqwest::Response> {
+    client
+        .post("https://api.stripe.com/v1/charges")
+        .header("Idempotency-Key", Uuid::new_v4().to_string())
+        .form(&[("customer", customer)])
+        .send()
+        .await
+}
+"#;
+
+fn idemlint(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_idemlint"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run idemlint")
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn project() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "src/main/java/com/acme/billing/KeyInterceptor.java",
+        BAD_JAVA,
+    );
+    write(
+        d.path(),
+        "src/main/kotlin/com/acme/billing/TracingInterceptor.kt",
+        GOOD_KOTLIN,
+    );
+    write(d.path(), "charges/src/lib.rs", ONCE_PER_CALL_RUST);
+    d
+}
+
+#[test]
+fn findings_exit_1_and_human_output_names_the_problem() {
+    let d = project();
+    let o = idemlint(d.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("IDEM001"), "{out}");
+    assert!(out.contains("UUID.randomUUID()"), "{out}");
+    assert!(
+        out.contains("src/main/java/com/acme/billing/KeyInterceptor.java:11:22"),
+        "{out}"
+    );
+    assert!(out.contains("OkHttp application interceptor"), "{out}");
+    assert!(
+        out.contains("Found 1 finding (IDEM001: 1) in 3 files checked."),
+        "{out}"
+    );
+    // The tracing interceptor's request id is not a key; IDEM008 is off by default.
+    assert!(!out.contains("TracingInterceptor.kt"), "{out}");
+    assert!(!out.contains("IDEM008"), "{out}");
+}
+
+#[test]
+fn no_command_means_check_current_directory() {
+    let d = project();
+    let o = idemlint(d.path(), &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("KeyInterceptor.java"));
+}
+
+#[test]
+fn clean_code_exits_0() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "Tracing.kt", GOOD_KOTLIN);
+    let o = idemlint(d.path(), &["check", "."]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("No findings in 1 file checked."));
+}
+
+#[test]
+fn exit_zero_and_selection() {
+    let d = project();
+    assert_eq!(
+        idemlint(d.path(), &["check", "--exit-zero"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        idemlint(d.path(), &["check", "--ignore", "IDEM001"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let o = idemlint(
+        d.path(),
+        &["check", "--extend-select", "IDEM008", "--format", "json"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        vec!["IDEM008", "IDEM001"],
+        "sorted by path: charges/ before src/"
+    );
+    let o = idemlint(
+        d.path(),
+        &[
+            "check", "--select", "ALL", "--ignore", "IDEM001", "--format", "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["findings"].as_array().unwrap().len(), 1);
+    assert_eq!(v["findings"][0]["code"], "IDEM008");
+}
+
+#[test]
+fn unknown_rule_is_a_usage_error() {
+    let d = project();
+    let o = idemlint(d.path(), &["check", "--select", "IDEM999"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown rule `IDEM999`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = idemlint(d.path(), &["check", "--format", "xml"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn unreadable_input_exits_2_but_other_findings_are_reported() {
+    let d = project();
+    std::fs::write(
+        d.path().join("Broken.java"),
+        b"class A { String s = \"\xff\xfe\"; }",
+    )
+    .unwrap();
+    std::fs::write(d.path().join("Binary.kt"), b"\x00\x01\x02ELF").unwrap();
+    let o = idemlint(d.path(), &["check", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["findings"].as_array().unwrap().len(),
+        1,
+        "the good file's finding is kept"
+    );
+    let errs = stderr(&o);
+    assert!(
+        errs.contains("Broken.java: cannot decode: not valid UTF-8"),
+        "{errs}"
+    );
+    assert!(
+        errs.contains("Binary.kt: cannot decode: binary file"),
+        "{errs}"
+    );
+    let o = idemlint(d.path(), &["check", "does/not/exist"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("does/not/exist: no such file or directory"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn syntax_errors_are_noted_and_the_file_is_still_analysed() {
+    let d = tempfile::tempdir().unwrap();
+    let broken = BAD_JAVA.replace(
+        "public class KeyInterceptor",
+        "public class KeyInterceptor extends {{ ;",
+    );
+    write(
+        d.path(),
+        "KeyInterceptor.java",
+        &format!("{broken}\nclass Tail {{ void f( }}\n"),
+    );
+    let o = idemlint(d.path(), &["check"]);
+    assert!(stderr(&o).contains("syntax errors"), "{}", stderr(&o));
+    assert_ne!(o.status.code(), Some(101), "no panic");
+}
+
+#[test]
+fn json_output_is_complete() {
+    let d = project();
+    let o = idemlint(d.path(), &["check", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(f["code"], "IDEM001");
+    assert_eq!(f["name"], "key-generated-in-interceptor");
+    assert_eq!(
+        f["path"],
+        "src/main/java/com/acme/billing/KeyInterceptor.java"
+    );
+    assert_eq!(f["start"]["line"], 11);
+    assert_eq!(f["start"]["column"], 22);
+    assert_eq!(f["snippet"], "UUID.randomUUID()");
+    assert_eq!(f["symbol"], "KeyInterceptor.intercept");
+    assert!(
+        f["labels"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`KeyInterceptor` is an OkHttp application interceptor")
+    );
+    assert_eq!(v["summary"]["files_checked"], 3);
+}
+
+#[test]
+fn github_annotations() {
+    let d = project();
+    let o = idemlint(d.path(), &["check", "--format", "github"]);
+    let out = stdout(&o);
+    let line = out.lines().next().unwrap();
+    assert!(
+        line.starts_with("::error file=src/main/java/com/acme/billing/KeyInterceptor.java,line=11,col=22,endLine=11,endColumn=39,title=IDEM001 key-generated-in-interceptor::"),
+        "{line}"
+    );
+    assert_eq!(out.lines().count(), 1);
+}
+
+#[test]
+fn output_file() {
+    let d = project();
+    let o = idemlint(
+        d.path(),
+        &["check", "--format", "sarif", "--output", "out.sarif"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).is_empty());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("out.sarif")).unwrap())
+            .unwrap();
+    assert_eq!(v["version"], "2.1.0");
+}
+
+#[test]
+fn tests_are_skipped_unless_asked_and_gitignore_is_respected() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "src/test/java/KeyInterceptorTest.java", BAD_JAVA);
+    write(d.path(), "generated/KeyInterceptor.java", BAD_JAVA);
+    write(d.path(), "build/KeyInterceptor.java", BAD_JAVA);
+    write(d.path(), ".hidden/KeyInterceptor.java", BAD_JAVA);
+    write(d.path(), ".gitignore", "generated/\n");
+    let o = idemlint(d.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = idemlint(d.path(), &["check", "--include-tests", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let paths: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, vec!["src/test/java/KeyInterceptorTest.java"]);
+    // A file named on the command line is always checked.
+    let o = idemlint(d.path(), &["check", "generated/KeyInterceptor.java"]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn output_is_deterministic_across_threads_and_runs() {
+    let d = project();
+    for i in 0..6 {
+        write(
+            d.path(),
+            &format!("svc{i}/KeyInterceptor{i}.java"),
+            &BAD_JAVA.replace("KeyInterceptor", &format!("KeyInterceptor{i}")),
+        );
+    }
+    let one = stdout(&idemlint(
+        d.path(),
+        &[
+            "check",
+            "--select",
+            "ALL",
+            "--format",
+            "sarif",
+            "--threads",
+            "1",
+        ],
+    ));
+    let many = stdout(&idemlint(
+        d.path(),
+        &[
+            "check",
+            "--select",
+            "ALL",
+            "--format",
+            "sarif",
+            "--threads",
+            "4",
+        ],
+    ));
+    let again = stdout(&idemlint(
+        d.path(),
+        &["check", "--select", "ALL", "--format", "sarif"],
+    ));
+    assert_eq!(one, many);
+    assert_eq!(one, again);
+    assert!(one.matches("\"ruleId\"").count() >= 8);
+}
+
+#[test]
+fn rules_and_rule_docs() {
+    let d = tempfile::tempdir().unwrap();
+    let o = idemlint(d.path(), &["rules"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(
+        out.contains("IDEM001  key-generated-in-interceptor"),
+        "{out}"
+    );
+    assert!(
+        out.contains("IDEM008  nondeterministic-idempotency-key"),
+        "{out}"
+    );
+    let o = idemlint(d.path(), &["rule", "IDEM001"]);
+    assert_eq!(o.status.code(), Some(0));
+    let doc = stdout(&o);
+    for heading in [
+        "## What it does",
+        "## Why is this bad?",
+        "## Example",
+        "## Fix",
+    ] {
+        assert!(doc.contains(heading), "{heading}");
+    }
+    let o = idemlint(d.path(), &["rule", "key-generated-in-interceptor"]);
+    assert_eq!(stdout(&o), doc);
+    let o = idemlint(d.path(), &["rule", "IDEM404"]);
+    assert_eq!(o.status.code(), Some(2));
+}
