@@ -69,6 +69,27 @@ struct Val {
 type Env = HashMap<String, Val>;
 
 const MAX_EVAL_DEPTH: usize = 200;
+
+/// Calls whose lambda receives the receiver's value as its parameter.
+const SCOPE_FNS: &[&str] = &[
+    "let",
+    "also",
+    "map",
+    "flatMap",
+    "mapNotNull",
+    "ifPresent",
+    "thenApply",
+    "thenAccept",
+    "thenCompose",
+    "doOnNext",
+    "and_then",
+    "map_or_else",
+    "inspect",
+    "takeIf",
+    "takeUnless",
+    "use",
+    "then",
+];
 const MAX_SUMMARY_DEPTH: usize = 12;
 
 /// Names too generic to resolve to a project function by name alone when called on an
@@ -188,6 +209,24 @@ impl<'p> Flow<'p> {
                 },
             );
         }
+        // `fresh.let { key -> .. }`, `opt.map(k -> ..)`: the lambda's parameter is the receiver.
+        if func.kind == FnKind::Lambda {
+            if let Some(parent) = func.parent {
+                let parent = FnRef {
+                    unit: f.unit,
+                    f: parent,
+                };
+                let penv = self.env_for(parent);
+                let param = func.params.first().map(|p| p.name.clone()).or_else(|| {
+                    (self.p.units[f.unit].lang == Lang::Kotlin).then(|| "it".to_string())
+                });
+                if let Some(param) = param {
+                    if let Some(t) = self.receiver_of_scope_call(parent, f.f, &penv) {
+                        env.entry(param).or_default().taint = Some(t);
+                    }
+                }
+            }
+        }
         {
             // Two passes so that a local assigned after its first use in a loop is seen.
             for _ in 0..2 {
@@ -240,6 +279,38 @@ impl<'p> Flow<'p> {
         let env = Rc::new(env);
         self.envs.borrow_mut().insert(f, env.clone());
         env
+    }
+
+    /// For a lambda passed to a scope function (`recv.let { }`, `recv.map(x -> ..)`), the
+    /// taint of `recv` in the enclosing function.
+    fn receiver_of_scope_call(&self, parent: FnRef, lambda: usize, penv: &Env) -> Option<Taint> {
+        let mut found: Option<&Expr> = None;
+        crate::project::walk_stmts(&self.p.func(parent).body, &mut |e: &Expr| {
+            if found.is_some() {
+                return;
+            }
+            if let ExprKind::Call {
+                receiver: Some(r),
+                name,
+                args,
+            } = &e.kind
+            {
+                if SCOPE_FNS.contains(&name.as_str())
+                    && args.first().is_some_and(
+                        |a| matches!(a.value.kind, ExprKind::Lambda(id) if id == lambda),
+                    )
+                {
+                    found = Some(r);
+                }
+            }
+        });
+        let mut ev = Ev {
+            flow: self,
+            at: parent,
+            env: penv,
+            depth: 0,
+        };
+        found.and_then(|r| ev.eval(r))
     }
 
     /// Does calling `f` return a fresh value? (memoised; cycles and deep chains give `None`)
@@ -440,7 +511,7 @@ struct Ev<'f, 'p> {
     depth: usize,
 }
 
-impl Ev<'_, '_> {
+impl<'p> Ev<'_, 'p> {
     fn lang(&self) -> Lang {
         self.flow.p.units[self.at.unit].lang
     }
@@ -802,6 +873,15 @@ impl Ev<'_, '_> {
     /// A date/time pattern literal used to format: `ofPattern("yyyy-MM")`,
     /// `new SimpleDateFormat("yyyyMM")`, `now.format("%Y-%m")`, `ISO_LOCAL_DATE`.
     fn date_pattern_in(&self, receiver: Option<&Expr>, args: &[Arg]) -> Option<String> {
+        let field_inits: Vec<&Expr> = args
+            .iter()
+            .map(|a| &a.value)
+            .chain(receiver)
+            .filter_map(|e| match &e.kind {
+                ExprKind::Name(n) | ExprKind::Field { name: n, .. } => self.field_init(n),
+                _ => None,
+            })
+            .collect();
         let mut found = None;
         let mut look = |e: &Expr| {
             crate::project::walk_expr(e, &mut |x| {
@@ -850,6 +930,10 @@ impl Ev<'_, '_> {
         if let Some(r) = receiver {
             look(r);
         }
+        // A formatter held in a field or constant: `PERIOD.format(now)`.
+        for init in field_inits {
+            look(init);
+        }
         if found.is_none() {
             // `now.format("%Y-%m")`: a direct literal argument when the receiver is the time.
             let recv_is_time = receiver.is_some_and(|r| {
@@ -866,6 +950,26 @@ impl Ev<'_, '_> {
             }
         }
         found
+    }
+
+    /// The initialiser of a field of the enclosing type, or of a file-level binding.
+    fn field_init(&self, name: &str) -> Option<&'p Expr> {
+        let p: &'p Project = self.flow.p;
+        let unit = &p.units[self.at.unit];
+        let owner = p.ancestors(self.at).find_map(|a| p.func(a).owner);
+        let mut ty = owner;
+        while let Some(t) = ty {
+            let decl = &unit.facts.types[t];
+            if let Some(b) = decl.fields.iter().find(|b| b.name == name) {
+                return b.init.as_ref();
+            }
+            ty = decl.parent_type;
+        }
+        unit.facts
+            .globals
+            .iter()
+            .find(|b| b.name == name)
+            .and_then(|b| b.init.as_ref())
     }
 
     fn var_type(&self, name: &str) -> Option<String> {

@@ -18,20 +18,33 @@ pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
             continue;
         };
         let t = &fl.taint;
-        if !seen.insert((t.at.unit, t.span)) {
+        // A value made in a helper that is itself part of the interceptor (a private method of
+        // the interceptor class) is reported where it is made, with the call as a label.
+        let in_helper = t
+            .via
+            .as_ref()
+            .filter(|v| ctx.interceptor_of(v.at).is_some() && fl.kind == FlowKind::Direct);
+        let (unit, span, at) = match in_helper {
+            Some(v) => (v.at.unit, v.span, v.at),
+            None => (t.at.unit, t.span, t.at),
+        };
+        if !seen.insert((unit, span)) {
             continue;
         }
         let e = scope.entry;
-        let what = match (&t.via, fl.kind) {
-            (Some(v), FlowKind::HelperSetsKey) => format!(
-                "`{}` sets an idempotency key made from `{}`",
-                t.what, v.what
-            ),
-            (Some(v), FlowKind::Direct) => format!(
-                "idempotency key made from `{}` (which returns `{}`)",
-                t.what, v.what
-            ),
-            (None, _) => format!("idempotency key made from `{}`", t.what),
+        let what = match (in_helper.and(t.via.as_ref()), fl.kind) {
+            (Some(v), _) => format!("idempotency key made from `{}`", v.what),
+            _ => match (&t.via, fl.kind) {
+                (Some(v), FlowKind::HelperSetsKey) => format!(
+                    "`{}` sets an idempotency key made from `{}`",
+                    t.what, v.what
+                ),
+                (Some(v), FlowKind::Direct) => format!(
+                    "idempotency key made from `{}` (which returns `{}`)",
+                    t.what, v.what
+                ),
+                (None, _) => format!("idempotency key made from `{}`", t.what),
+            },
         };
         let message = format!(
             "{what} inside {} {} {}: every run of the {} sends a new key, so a retried request is charged again",
@@ -45,23 +58,34 @@ pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
             span: scope.anchor,
             message: format!("{}; {}", scope.what, e.why),
         }];
-        if let Some(v) = &t.via {
-            labels.push(Label {
+        match (&t.via, in_helper) {
+            (Some(v), None) => labels.push(Label {
                 unit: v.at.unit,
                 span: v.span,
                 message: format!("`{}` makes a new value here on every call", v.callee),
-            });
+            }),
+            (Some(v), Some(_)) => labels.push(Label {
+                unit: t.at.unit,
+                span: t.span,
+                message: format!(
+                    "`{}` is called here, on every run of the interceptor",
+                    v.callee
+                ),
+            }),
+            _ => {}
         }
-        super::nondeterministic_key::sink_label(ctx, fl, &mut labels);
+        if in_helper.is_none() {
+            super::nondeterministic_key::sink_label(ctx, fl, &mut labels);
+        }
         out.push(Finding {
             code: CODE,
-            unit: t.at.unit,
-            span: t.span,
+            unit,
+            span,
             label: "a new value every time the interceptor runs".into(),
             message,
             labels,
             help: HELP.into(),
-            symbol: ctx.symbol(t.at),
+            symbol: ctx.symbol(at),
         });
     }
 }

@@ -205,6 +205,18 @@ fn lambdas(
                 let target = match &value.kind {
                     ExprKind::Lambda(id) => Target::Lambda(*id),
                     ExprKind::MethodRef { name: m, .. } => Target::Method(m.clone()),
+                    // A SAM constructor passed to a registration:
+                    // `addInterceptorLast(HttpRequestInterceptor { request, _ -> .. })`.
+                    ExprKind::Call {
+                        name: sam_name,
+                        args: sam_args,
+                        ..
+                    } if is_sam_name(&entries, sam_name) => {
+                        match sam_args.last().map(|a| &a.value.kind) {
+                            Some(ExprKind::Lambda(id)) => Target::Lambda(*id),
+                            _ => continue,
+                        }
+                    }
                     _ => continue,
                 };
                 if let (Some(ty), Target::Lambda(id)) = (cast_ty, &target) {
@@ -230,7 +242,20 @@ fn lambdas(
                     Target::Lambda(id) => lambda_params(id),
                     Target::Method(_) => None,
                 };
-                let entry = entries.iter().copied().find(|en| {
+                // Entries whose imports match this file come first, so `HttpRequestInterceptor`
+                // picks HttpClient 4 or 5 by what the file imports.
+                let mut ordered: Vec<&'static InterceptorEntry> = entries
+                    .iter()
+                    .copied()
+                    .filter(|en| !en.imports.is_empty() && imports_match(p, u, en))
+                    .collect();
+                let rest: Vec<&'static InterceptorEntry> = entries
+                    .iter()
+                    .copied()
+                    .filter(|en| !ordered.iter().any(|o| std::ptr::eq(*o, *en)))
+                    .collect();
+                ordered.extend(rest);
+                let entry = ordered.iter().copied().find(|en| {
                     let registered = en.registrations.iter().any(|r| r == name)
                         && (en.receiver_hints.is_empty()
                             || receiver
@@ -244,11 +269,19 @@ fn lambdas(
                             || en.lambda_params.is_some()
                             || !en.receiver_hints.is_empty()
                             || is_distinctive(name));
-                    let sam = en.sam.iter().any(|s| s == name);
+                    let sam = (en.sam.iter().any(|s| s == name)
+                        || en.supertypes.iter().any(|s| s == name))
+                        && receiver.as_deref().is_none_or(|r| {
+                            r.path_text().is_some_and(|t| {
+                                en.supertypes.iter().any(|s| *s == simple_name(&t))
+                            })
+                        });
                     registered || sam
                 });
                 let Some(entry) = entry else { continue };
-                let how = if entry.sam.iter().any(|s| s == name) {
+                let how = if entry.sam.iter().any(|s| s == name)
+                    || entry.supertypes.iter().any(|s| s == name)
+                {
                     format!(
                         "this lambda is {} {} {}",
                         article(&entry.framework),
@@ -362,6 +395,14 @@ fn lambdas(
 enum Target {
     Lambda(FnId),
     Method(String),
+}
+
+/// A call that constructs an interceptor from a lambda: `Interceptor { .. }`,
+/// `ExchangeFilterFunction.ofRequestProcessor { .. }`.
+fn is_sam_name(entries: &[&'static InterceptorEntry], name: &str) -> bool {
+    entries
+        .iter()
+        .any(|e| e.sam.iter().any(|s| s == name) || e.supertypes.iter().any(|s| s == name))
 }
 
 /// Registration names that only an HTTP client uses (`addNetworkInterceptor`), as opposed to
