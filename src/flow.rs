@@ -66,7 +66,64 @@ struct Val {
     ty: Option<String>,
 }
 
-type Env = HashMap<String, Val>;
+/// Locals of one function: each name's bindings by source position, so that a shadowing
+/// `let key = ..` later in the function does not mix with an earlier one. Flow-insensitive
+/// otherwise: an assignment adds its value to the binding it assigns.
+#[derive(Clone, Debug, Default)]
+struct Env {
+    vars: HashMap<String, Vec<(usize, Val)>>,
+}
+
+impl Env {
+    /// The binding of `name` in force at byte offset `pos`.
+    fn get(&self, name: &str, pos: usize) -> Option<&Val> {
+        let v = self.vars.get(name)?;
+        v.iter()
+            .rev()
+            .find(|(p, _)| *p <= pos)
+            .or(v.first())
+            .map(|(_, val)| val)
+    }
+
+    /// Declares a binding at `pos` (a second pass over the same declaration merges).
+    fn bind(&mut self, name: String, pos: usize, val: Val) {
+        let v = self.vars.entry(name).or_default();
+        match v.iter_mut().find(|(p, _)| *p == pos) {
+            Some((_, old)) => {
+                if old.taint.is_none() {
+                    old.taint = val.taint;
+                }
+                old.ty = val.ty.or(old.ty.take());
+                old.str_const = val.str_const.or(old.str_const.take());
+            }
+            None => {
+                v.push((pos, val));
+                v.sort_by_key(|(p, _)| *p);
+            }
+        }
+    }
+
+    /// An assignment at `pos` adds its taint to the binding in force there.
+    fn assign(&mut self, name: String, pos: usize, val: Val) {
+        let slot = self.vars.get_mut(&name).and_then(|v| {
+            let i = v.iter().rposition(|(p, _)| *p <= pos).unwrap_or(0);
+            v.get_mut(i)
+        });
+        match slot {
+            Some((_, old)) => {
+                if old.taint.is_none() {
+                    old.taint = val.taint;
+                }
+            }
+            None => self.bind(name, 0, val),
+        }
+    }
+
+    /// The declared or constructed type of any binding of `name`.
+    fn any_type(&self, name: &str) -> Option<&String> {
+        self.vars.get(name)?.iter().find_map(|(_, v)| v.ty.as_ref())
+    }
+}
 
 const MAX_EVAL_DEPTH: usize = 200;
 
@@ -198,11 +255,12 @@ impl<'p> Flow<'p> {
                 });
                 (*pe).clone()
             }
-            _ => Env::new(),
+            _ => Env::default(),
         };
         for p in &func.params {
-            env.insert(
+            env.bind(
                 p.name.clone(),
+                p.span.start,
                 Val {
                     ty: p.ty.as_deref().map(|t| simple_name(t).to_string()),
                     ..Val::default()
@@ -210,21 +268,33 @@ impl<'p> Flow<'p> {
             );
         }
         // `fresh.let { key -> .. }`, `opt.map(k -> ..)`: the lambda's parameter is the receiver.
-        if func.kind == FnKind::Lambda {
-            if let Some(parent) = func.parent {
-                let parent = FnRef {
-                    unit: f.unit,
-                    f: parent,
-                };
-                let penv = self.env_for(parent);
-                let param = func.params.first().map(|p| p.name.clone()).or_else(|| {
+        if func.kind == FnKind::Lambda
+            && let Some(parent) = func.parent
+        {
+            let parent = FnRef {
+                unit: f.unit,
+                f: parent,
+            };
+            let penv = self.env_for(parent);
+            let param =
+                func.params.first().map(|p| p.name.clone()).or_else(|| {
                     (self.p.units[f.unit].lang == Lang::Kotlin).then(|| "it".to_string())
                 });
-                if let Some(param) = param {
-                    if let Some(t) = self.receiver_of_scope_call(parent, f.f, &penv) {
-                        env.entry(param).or_default().taint = Some(t);
-                    }
-                }
+            if let Some(param) = param
+                && let Some(t) = self.receiver_of_scope_call(parent, f.f, &penv)
+            {
+                let pos = func
+                    .params
+                    .first()
+                    .map_or(func.span.start, |p| p.span.start);
+                env.bind(
+                    param,
+                    pos,
+                    Val {
+                        taint: Some(t),
+                        ..Val::default()
+                    },
+                );
             }
         }
         {
@@ -237,14 +307,14 @@ impl<'p> Flow<'p> {
                     env: &snapshot,
                     depth: 0,
                 };
-                let mut updates: Vec<(String, Val, bool)> = Vec::new();
+                let mut updates: Vec<(String, usize, Val, bool)> = Vec::new();
                 walk_body(&func.body, &mut |v| match v {
                     Visit::Let(b) => {
                         let val = ev.binding_val(b);
-                        updates.push((b.name.clone(), val, true));
+                        updates.push((b.name.clone(), b.span.start, val, true));
                     }
-                    Visit::Expr(e) => {
-                        if let ExprKind::Assign { target, op, value } = &e.kind {
+                    Visit::Expr(e) => match &e.kind {
+                        ExprKind::Assign { target, op, value } => {
                             if let Some(name) = assigned_local(target) {
                                 let mut val = Val {
                                     taint: ev.eval(value),
@@ -253,25 +323,55 @@ impl<'p> Flow<'p> {
                                 if op == "=" {
                                     val.str_const = str_lit(value);
                                 }
-                                updates.push((name.to_string(), val, false));
+                                updates.push((name.to_string(), e.span.start, val, false));
+                            } else if op == "let" {
+                                // `if let Ok(v) = expr` (Rust front end)
+                                let taint = ev.eval(value);
+                                for n in pattern_names(target) {
+                                    updates.push((
+                                        n.to_string(),
+                                        e.span.start,
+                                        Val {
+                                            taint: taint.clone(),
+                                            ..Val::default()
+                                        },
+                                        true,
+                                    ));
+                                }
                             }
                         }
-                    }
+                        // Rust `match expr { Ok(v) => .. }`: arm bindings hold the subject's value.
+                        ExprKind::Match {
+                            subject: Some(subject),
+                            arms,
+                        } if ev.lang() == Lang::Rust => {
+                            let taint = ev.eval(subject);
+                            if taint.is_some() {
+                                for a in arms {
+                                    for p in &a.patterns {
+                                        for n in pattern_names(p) {
+                                            updates.push((
+                                                n.to_string(),
+                                                p.span.start,
+                                                Val {
+                                                    taint: taint.clone(),
+                                                    ..Val::default()
+                                                },
+                                                true,
+                                            ));
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        _ => {}
+                    },
                 });
-                for (name, val, is_let) in updates {
-                    match env.get_mut(&name) {
-                        Some(old) if !is_let || old.taint.is_some() => {
-                            if old.taint.is_none() {
-                                old.taint = val.taint;
-                            }
-                            if is_let {
-                                old.ty = val.ty.or(old.ty.take());
-                                old.str_const = val.str_const;
-                            }
-                        }
-                        _ => {
-                            env.insert(name, val);
-                        }
+                for (name, pos, val, is_let) in updates {
+                    if is_let {
+                        env.bind(name, pos, val);
+                    } else {
+                        env.assign(name, pos, val);
                     }
                 }
             }
@@ -294,14 +394,12 @@ impl<'p> Flow<'p> {
                 name,
                 args,
             } = &e.kind
+                && SCOPE_FNS.contains(&name.as_str())
+                && args
+                    .first()
+                    .is_some_and(|a| matches!(a.value.kind, ExprKind::Lambda(id) if id == lambda))
             {
-                if SCOPE_FNS.contains(&name.as_str())
-                    && args.first().is_some_and(
-                        |a| matches!(a.value.kind, ExprKind::Lambda(id) if id == lambda),
-                    )
-                {
-                    found = Some(r);
-                }
+                found = Some(r);
             }
         });
         let mut ev = Ev {
@@ -454,6 +552,21 @@ fn assigned_local(target: &Expr) -> Option<&str> {
     }
 }
 
+/// Names bound by a lowered pattern (`Other([Name(v), ..])` or a bare `Name`).
+fn pattern_names(p: &Expr) -> Vec<&str> {
+    match &p.kind {
+        ExprKind::Name(n) => vec![n.as_str()],
+        ExprKind::Other(parts) => parts
+            .iter()
+            .filter_map(|x| match &x.kind {
+                ExprKind::Name(n) => Some(n.as_str()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 fn str_lit(e: &Expr) -> Option<String> {
     match &e.kind {
         ExprKind::Str(s) => Some(s.clone()),
@@ -583,7 +696,7 @@ impl<'p> Ev<'_, 'p> {
     fn eval_inner(&mut self, e: &Expr) -> Option<Taint> {
         use ExprKind::*;
         match &e.kind {
-            Name(n) => self.env.get(n).and_then(|v| v.taint.clone()),
+            Name(n) => self.env.get(n, e.span.start).and_then(|v| v.taint.clone()),
             Str(_) | Lit(_) | MethodRef { .. } | Object(_) | Break(_) | Continue(_) => None,
             Lambda(_) => None,
             Field { receiver, name } => {
@@ -773,6 +886,15 @@ impl<'p> Ev<'_, 'p> {
         if let Some(kind) = cat.source_call(lang, recv_path.as_deref(), name) {
             return self.source(e, kind);
         }
+        // `rng.sample(..)` on an rng that is itself a source: the source is where it was made.
+        if let Some(t) = receiver.and_then(|r| match &r.kind {
+            ExprKind::Name(_) => self.eval(r),
+            _ => None,
+        }) && t.kind == SourceKind::Random
+            && self.is_random_method(receiver, name)
+        {
+            return Some(t);
+        }
         if self.is_random_method(receiver, name) {
             return self.source(e, SourceKind::Random);
         }
@@ -797,17 +919,17 @@ impl<'p> Ev<'_, 'p> {
                 .or_else(|| self.eval_args(args));
             return t.filter(|t| t.kind != SourceKind::Time);
         }
-        if cat.period.formatters.iter().any(|f| f == name) {
-            if let Some(p) = self.date_pattern_in(receiver, args) {
-                let t = receiver
-                    .and_then(|r| self.eval(r))
-                    .or_else(|| self.eval_args(args));
-                return if is_period_pattern(&p) {
-                    t.filter(|t| t.kind != SourceKind::Time)
-                } else {
-                    t
-                };
-            }
+        if cat.period.formatters.iter().any(|f| f == name)
+            && let Some(p) = self.date_pattern_in(receiver, args)
+        {
+            let t = receiver
+                .and_then(|r| self.eval(r))
+                .or_else(|| self.eval_args(args));
+            return if is_period_pattern(&p) {
+                t.filter(|t| t.kind != SourceKind::Time)
+            } else {
+                t
+            };
         }
         // Project helpers that return a fresh value.
         for callee in self.flow.callees(self.at, receiver, name, args) {
@@ -833,17 +955,17 @@ impl<'p> Ev<'_, 'p> {
             }
         }
         // Setting some other header on a builder does not make the builder a key.
-        if is_header_setter(name) && !args.is_empty() {
-            if let Some(n) = self.literal_name(&args[0].value) {
-                if !cat.is_key_name(&n) {
-                    return receiver.and_then(|r| self.eval(r));
-                }
-            }
+        if is_header_setter(name)
+            && !args.is_empty()
+            && let Some(n) = self.literal_name(&args[0].value)
+            && !cat.is_key_name(&n)
+        {
+            return receiver.and_then(|r| self.eval(r));
         }
-        if let Some(r) = receiver {
-            if let Some(t) = self.eval(r) {
-                return Some(t);
-            }
+        if let Some(r) = receiver
+            && let Some(t) = self.eval(r)
+        {
+            return Some(t);
         }
         self.eval_args(args)
     }
@@ -913,11 +1035,10 @@ impl<'p> Ev<'_, 'p> {
                     ExprKind::Name(n) => {
                         if let Some(Val {
                             str_const: Some(s), ..
-                        }) = self.env.get(n)
+                        }) = self.env.get(n, x.span.start)
+                            && (s.contains('%') || s.contains("yy") || s.contains("uu"))
                         {
-                            if s.contains('%') || s.contains("yy") || s.contains("uu") {
-                                found = Some(s.clone());
-                            }
+                            found = Some(s.clone());
                         }
                     }
                     _ => {}
@@ -973,10 +1094,8 @@ impl<'p> Ev<'_, 'p> {
     }
 
     fn var_type(&self, name: &str) -> Option<String> {
-        if let Some(v) = self.env.get(name) {
-            if v.ty.is_some() {
-                return v.ty.clone();
-            }
+        if let Some(t) = self.env.any_type(name) {
+            return Some(t.clone());
         }
         // A field of the enclosing type.
         let unit = &self.flow.p.units[self.at.unit];
@@ -1039,7 +1158,7 @@ impl<'p> Ev<'_, 'p> {
                 ro.names.iter().any(|x| x == n)
                     || ro.rust_distributions.iter().any(|x| x == n)
                     || self.var_type(n).is_some_and(|t| is_type(&t))
-                    || self.env.get(n).is_some_and(|v| {
+                    || self.env.get(n, r.span.start).is_some_and(|v| {
                         v.taint
                             .as_ref()
                             .is_some_and(|t| t.kind == SourceKind::Random)
@@ -1069,9 +1188,7 @@ impl<'p> Ev<'_, 'p> {
             _ => return false,
         };
         n.to_ascii_lowercase().ends_with("clock")
-            || self
-                .var_type(n)
-                .is_some_and(|t| c.types.iter().any(|x| *x == t))
+            || self.var_type(n).is_some_and(|t| c.types.contains(&t))
     }
 
     /// A literal name: a string literal, a local or project constant holding one, a
@@ -1082,7 +1199,7 @@ impl<'p> Ev<'_, 'p> {
             ExprKind::Name(n) | ExprKind::Field { name: n, .. } => {
                 if let Some(Val {
                     str_const: Some(s), ..
-                }) = self.env.get(n.as_str())
+                }) = self.env.get(n.as_str(), e.span.start)
                 {
                     return Some(s.clone());
                 }
@@ -1144,10 +1261,10 @@ impl<'p> Ev<'_, 'p> {
     }
 
     fn let_sink(&mut self, b: &Binding, out: &mut Vec<KeyFlow>) {
-        if let Some(init) = &b.init {
-            if self.flow.cat.is_key_variable(&b.name) {
-                self.push_flow(init, b.span, out);
-            }
+        if let Some(init) = &b.init
+            && self.flow.cat.is_key_variable(&b.name)
+        {
+            self.push_flow(init, b.span, out);
         }
     }
 
@@ -1177,15 +1294,14 @@ impl<'p> Ev<'_, 'p> {
                     && receiver
                         .as_deref()
                         .is_some_and(|r| self.is_key_name_expr(r))
+                    && let Some(a) = args.first()
                 {
-                    if let Some(a) = args.first() {
-                        self.push_flow(&a.value, e.span, out);
-                    }
+                    self.push_flow(&a.value, e.span, out);
                 }
-                if cat.is_key_setter(name) {
-                    if let Some(a) = args.iter().rfind(|a| a.name.is_none()) {
-                        self.push_flow(&a.value, e.span, out);
-                    }
+                if cat.is_key_setter(name)
+                    && let Some(a) = args.iter().rfind(|a| a.name.is_none())
+                {
+                    self.push_flow(&a.value, e.span, out);
                 }
                 self.param_sinks(e, receiver.as_deref(), name, args, out);
                 // Helpers that put a fresh key in a sink themselves.
@@ -1233,12 +1349,12 @@ impl<'p> Ev<'_, 'p> {
                 }
                 continue;
             }
-            if args.len() >= 2 && self.is_key_name_expr(&a.value) {
-                if let Some(v) = args.get(i + 1) {
-                    if !self.is_key_name_expr(&v.value) {
-                        self.push_flow(&v.value, e.span, out);
-                    }
-                }
+            if args.len() >= 2
+                && self.is_key_name_expr(&a.value)
+                && let Some(v) = args.get(i + 1)
+                && !self.is_key_name_expr(&v.value)
+            {
+                self.push_flow(&v.value, e.span, out);
             }
         }
     }
@@ -1280,10 +1396,10 @@ impl<'p> Ev<'_, 'p> {
                 break;
             }
         }
-        if let Some(i) = key_idx {
-            if let Some(a) = args.get(i).filter(|a| a.name.is_none()) {
-                self.push_flow(&a.value, e.span, out);
-            }
+        if let Some(i) = key_idx
+            && let Some(a) = args.get(i).filter(|a| a.name.is_none())
+        {
+            self.push_flow(&a.value, e.span, out);
         }
     }
 }

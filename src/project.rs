@@ -187,26 +187,26 @@ impl Index {
         }
         // Registrations: `addNetworkInterceptor(new StripeKeys())`, `.addInterceptor(StripeKeys())`.
         let mut visit = |e: &Expr| {
-            if let ExprKind::Call { name, args, .. } = &e.kind {
-                if name.starts_with("add") || name.ends_with("Interceptor") || name == "with" {
-                    for a in args {
-                        let ty = match &a.value.kind {
-                            ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-                            ExprKind::Call {
-                                name: n,
-                                receiver: None,
-                                ..
-                            } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
-                            ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
-                                Some(n.clone())
-                            }
-                            _ => None,
-                        };
-                        if let Some(ty) = ty {
-                            let v = self.registrations.entry(ty).or_default();
-                            if !v.contains(name) {
-                                v.push(name.clone());
-                            }
+            if let ExprKind::Call { name, args, .. } = &e.kind
+                && (name.starts_with("add") || name.ends_with("Interceptor") || name == "with")
+            {
+                for a in args {
+                    let ty = match &a.value.kind {
+                        ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+                        ExprKind::Call {
+                            name: n,
+                            receiver: None,
+                            ..
+                        } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
+                        ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
+                            Some(n.clone())
+                        }
+                        _ => None,
+                    };
+                    if let Some(ty) = ty {
+                        let v = self.registrations.entry(ty).or_default();
+                        if !v.contains(name) {
+                            v.push(name.clone());
                         }
                     }
                 }

@@ -22,7 +22,12 @@ pub fn display_path(path: &Path, base: &Path) -> String {
     let rel = p.strip_prefix(base).map(Path::to_path_buf).unwrap_or(p);
     let s: Vec<String> = rel
         .components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .filter(|c| {
+            !matches!(
+                c,
+                std::path::Component::CurDir | std::path::Component::RootDir
+            )
+        })
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     let joined = s.join("/");

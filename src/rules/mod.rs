@@ -209,6 +209,6 @@ pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mu
         key_in_interceptor::check(ctx, &flows, out);
     }
     if want008 {
-        nondeterministic_key::check(ctx, &flows, out);
+        nondeterministic_key::check(ctx, flow, &flows, out);
     }
 }

@@ -5,18 +5,28 @@
 
 use super::Ctx;
 use crate::finding::{Finding, Label};
-use crate::flow::{FlowKind, KeyFlow};
+use crate::flow::{Flow, FlowKind, KeyFlow};
 use std::collections::HashSet;
 
 pub const CODE: &str = "IDEM008";
 
-pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
+pub fn check(ctx: &Ctx, flow: &Flow, flows: &[KeyFlow], out: &mut Vec<Finding>) {
     let mut seen = HashSet::new();
     for fl in flows {
         if fl.kind != FlowKind::Direct || ctx.interceptor_of(fl.taint.at).is_some() {
             continue;
         }
         let t = &fl.taint;
+        // A helper that already puts its fresh value into a key (`PreparedTransfer {
+        // idempotency_key: Uuid::new_v4().to_string(), .. }`) is reported there, once.
+        if let Some(v) = &t.via
+            && flow
+                .key_flows(v.at)
+                .iter()
+                .any(|k| k.kind == FlowKind::Direct && k.taint.span == v.span)
+        {
+            continue;
+        }
         if !seen.insert((t.at.unit, t.span)) {
             continue;
         }

@@ -142,6 +142,22 @@ fn article(word: &str) -> &'static str {
 fn with_same_type_helpers(p: &Project, u: usize, t: TypeId, entries: &[FnId]) -> Vec<FnId> {
     let facts = &p.units[u].facts;
     let ty = &facts.types[t];
+    // Rust: methods of every `impl` block of the same type in this file.
+    let mut methods: Vec<FnId> = ty.methods.clone();
+    if ty.kind == crate::facts::TypeKind::Impl {
+        for other in &facts.types {
+            if other.kind == crate::facts::TypeKind::Impl && other.name == ty.name {
+                methods.extend(
+                    other
+                        .methods
+                        .iter()
+                        .copied()
+                        .filter(|m| !methods.contains(m))
+                        .collect::<Vec<_>>(),
+                );
+            }
+        }
+    }
     let mut out: Vec<FnId> = entries.to_vec();
     let mut i = 0;
     while i < out.len() && out.len() < 64 {
@@ -162,7 +178,7 @@ fn with_same_type_helpers(p: &Project, u: usize, t: TypeId, entries: &[FnId]) ->
                 if !self_call {
                     return;
                 }
-                for &m in &ty.methods {
+                for &m in &methods {
                     if facts.functions[m].name.as_deref() == Some(name.as_str())
                         && !out.contains(&m)
                     {
@@ -335,30 +351,28 @@ fn lambdas(
         let me = Some(FnRef { unit: u, f: i });
         walk_stmts(&f.body, &mut |e: &Expr| on_expr(e, me));
         // `fun interceptor(): Interceptor = Interceptor { .. }` / expression-bodied returns.
-        if f.kind != FnKind::Lambda {
-            if let (
+        if f.kind != FnKind::Lambda
+            && let (
                 Some(Stmt::Expr(Expr {
                     kind: ExprKind::Lambda(id),
                     ..
                 })),
                 Some(ret),
             ) = (f.body.last(), f.return_type.as_deref())
-            {
-                typed(&entries, simple_name(ret), *id, &mut typed_found);
-            }
+        {
+            typed(&entries, simple_name(ret), *id, &mut typed_found);
         }
         for s in &f.body {
-            if let Stmt::Let(b) = s {
-                if let (
+            if let Stmt::Let(b) = s
+                && let (
                     Some(Expr {
                         kind: ExprKind::Lambda(id),
                         ..
                     }),
                     Some(ty),
                 ) = (&b.init, &b.ty)
-                {
-                    typed(&entries, simple_name(ty), *id, &mut typed_found);
-                }
+            {
+                typed(&entries, simple_name(ty), *id, &mut typed_found);
             }
         }
     }
@@ -378,7 +392,6 @@ fn lambdas(
     }
     walk_stmts(&facts.top_level, &mut |e: &Expr| on_expr(e, None));
 
-    drop(on_expr);
     for (id, entry, what) in found.into_iter().chain(typed_found) {
         let anchor = facts.functions[id].name_span;
         out.entry(FnRef { unit: u, f: id }).or_insert_with(|| {
