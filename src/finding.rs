@@ -38,7 +38,18 @@ pub struct Finding {
     /// One-sentence statement of the problem.
     pub message: String,
     pub labels: Vec<Label>,
+    /// Why the problem happens, for this framework (shown with the help).
+    pub note: Option<String>,
     pub help: String,
     /// Qualified name of the enclosing function or class, for stable fingerprints.
     pub symbol: String,
+}
+
+/// "a" or "an" for a word (framework names: "an OkHttp", "a Spring").
+pub fn article(word: &str) -> &'static str {
+    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
+        "an"
+    } else {
+        "a"
+    }
 }

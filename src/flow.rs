@@ -50,7 +50,8 @@ pub enum FlowKind {
 #[derive(Clone, Debug)]
 pub struct KeyFlow {
     pub taint: Taint,
-    /// The sink expression (header call, setter, binding).
+    /// Where the key is used: the value passed to the header call / setter / parameter, or
+    /// the name of the key variable.
     pub sink: Span,
     /// The function whose body contains the sink.
     pub sink_fn: FnRef,
@@ -1264,7 +1265,7 @@ impl<'p> Ev<'_, 'p> {
         if let Some(init) = &b.init
             && self.flow.cat.is_key_variable(&b.name)
         {
-            self.push_flow(init, b.span, out);
+            self.push_flow(init, b.name_span, out);
         }
     }
 
@@ -1280,7 +1281,7 @@ impl<'p> Ev<'_, 'p> {
                     _ => false,
                 };
                 if is_sink {
-                    self.push_flow(value, e.span, out);
+                    self.push_flow(value, target.span, out);
                 }
             }
             ExprKind::Call {
@@ -1288,7 +1289,7 @@ impl<'p> Ev<'_, 'p> {
                 name,
                 args,
             } => {
-                self.args_sinks(e, args, out);
+                self.args_sinks(args, out);
                 // Kotlin `"Idempotency-Key" to key`.
                 if name == "to"
                     && receiver
@@ -1296,14 +1297,14 @@ impl<'p> Ev<'_, 'p> {
                         .is_some_and(|r| self.is_key_name_expr(r))
                     && let Some(a) = args.first()
                 {
-                    self.push_flow(&a.value, e.span, out);
+                    self.push_flow(&a.value, a.value.span, out);
                 }
                 if cat.is_key_setter(name)
                     && let Some(a) = args.iter().rfind(|a| a.name.is_none())
                 {
-                    self.push_flow(&a.value, e.span, out);
+                    self.push_flow(&a.value, a.value.span, out);
                 }
-                self.param_sinks(e, receiver.as_deref(), name, args, out);
+                self.param_sinks(receiver.as_deref(), name, args, out);
                 // Helpers that put a fresh key in a sink themselves.
                 for callee in self.flow.callees(self.at, receiver.as_deref(), name, args) {
                     if callee == self.at {
@@ -1332,7 +1333,7 @@ impl<'p> Ev<'_, 'p> {
                 }
             }
             ExprKind::New { args, .. } | ExprKind::Macro { args, .. } => {
-                self.args_sinks(e, args, out);
+                self.args_sinks(args, out);
             }
             _ => {}
         }
@@ -1340,12 +1341,12 @@ impl<'p> Ev<'_, 'p> {
 
     /// `header("Idempotency-Key", v)`, `Map.of("idempotency_key", v)`, named arguments
     /// `idempotencyKey = v`, struct fields, `json!({"idempotency_key": v})`.
-    fn args_sinks(&mut self, e: &Expr, args: &[Arg], out: &mut Vec<KeyFlow>) {
+    fn args_sinks(&mut self, args: &[Arg], out: &mut Vec<KeyFlow>) {
         let cat = self.flow.cat;
         for (i, a) in args.iter().enumerate() {
             if let Some(n) = &a.name {
                 if cat.is_key_variable(n) || cat.is_key_name(n) {
-                    self.push_flow(&a.value, e.span, out);
+                    self.push_flow(&a.value, a.value.span, out);
                 }
                 continue;
             }
@@ -1354,7 +1355,7 @@ impl<'p> Ev<'_, 'p> {
                 && let Some(v) = args.get(i + 1)
                 && !self.is_key_name_expr(&v.value)
             {
-                self.push_flow(&v.value, e.span, out);
+                self.push_flow(&v.value, v.value.span, out);
             }
         }
     }
@@ -1363,7 +1364,6 @@ impl<'p> Ev<'_, 'p> {
     /// (`createCharge(@Header("Idempotency-Key") String key, ..)`, `fun charge(idempotencyKey: String)`).
     fn param_sinks(
         &mut self,
-        e: &Expr,
         receiver: Option<&Expr>,
         name: &str,
         args: &[Arg],
@@ -1399,7 +1399,7 @@ impl<'p> Ev<'_, 'p> {
         if let Some(i) = key_idx
             && let Some(a) = args.get(i).filter(|a| a.name.is_none())
         {
-            self.push_flow(&a.value, e.span, out);
+            self.push_flow(&a.value, a.value.span, out);
         }
     }
 }

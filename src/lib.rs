@@ -82,6 +82,8 @@ pub struct ReportFinding {
     pub end: LineCol,
     pub label: String,
     pub message: String,
+    /// Why it happens, for this framework.
+    pub note: Option<String>,
     pub help: String,
     pub labels: Vec<ReportLabel>,
     pub symbol: String,
@@ -303,6 +305,7 @@ fn resolve(project: Project, findings: Vec<Finding>, report: &mut Report) {
                 end: src.line_col(f.span.end),
                 label: f.label,
                 message: f.message,
+                note: f.note,
                 help: f.help,
                 labels: f
                     .labels

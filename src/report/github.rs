@@ -19,7 +19,10 @@ pub fn render(report: &Report, base: &Path) -> String {
             f.end.line,
             f.end.column,
             escape_property(&format!("{} {}", f.rule.code, f.rule.name)),
-            escape_data(&format!("{} (help: {})", f.message, f.help)),
+            escape_data(&match &f.note {
+                Some(n) => format!("{} {} Fix: {}.", f.message, n, f.help),
+                None => format!("{} Fix: {}.", f.message, f.help),
+            }),
         ));
     }
     for e in &report.errors {

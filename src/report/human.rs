@@ -62,7 +62,10 @@ pub fn render(report: &Report, base: &Path, color: bool) -> String {
                 ));
             }
         }
-        let mut help = f.help.clone();
+        let mut help = match &f.note {
+            Some(n) => format!("{n}\nfix: {}", f.help),
+            None => f.help.clone(),
+        };
         for e in elsewhere {
             help.push_str("\nnote: ");
             help.push_str(&e);

@@ -24,6 +24,7 @@ pub fn render(report: &Report, base: &Path) -> String {
                 "snippet": report.files[f.file].slice(f.span),
                 "symbol": f.symbol,
                 "label": f.label,
+                "note": f.note,
                 "help": f.help,
                 "labels": f.labels.iter().map(|l| json!({
                     "path": path(l.file),

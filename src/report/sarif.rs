@@ -89,7 +89,10 @@ pub fn render(report: &Report, base: &Path) -> String {
                 "ruleId": f.rule.code,
                 "ruleIndex": rule_index,
                 "level": level(f.rule),
-                "message": {"text": format!("{} Fix: {}.", f.message, f.help)},
+                "message": {"text": match &f.note {
+                    Some(n) => format!("{} {} Fix: {}.", f.message, n, f.help),
+                    None => format!("{} Fix: {}.", f.message, f.help),
+                }},
                 "locations": [{
                     "physicalLocation": {
                         "artifactLocation": {"uri": uri(f.file), "uriBaseId": "%SRCROOT%"},

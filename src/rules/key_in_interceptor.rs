@@ -47,16 +47,15 @@ pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
             },
         };
         let message = format!(
-            "{what} inside {} {} {}: every run of the {} sends a new key, so a retried request is charged again",
-            super::nondeterministic_key::article(&e.framework),
+            "{what} inside {} {} {}: each run sends a new key, so a retried charge is charged again",
+            crate::finding::article(&e.framework),
             e.framework,
             e.kind,
-            e.kind
         );
         let mut labels = vec![Label {
             unit: scope.anchor_unit,
             span: scope.anchor,
-            message: format!("{}; {}", scope.what, e.why),
+            message: scope.what.clone(),
         }];
         match (&t.via, in_helper) {
             (Some(v), None) => labels.push(Label {
@@ -84,6 +83,7 @@ pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
             label: "a new value every time the interceptor runs".into(),
             message,
             labels,
+            note: Some(format!("{}.", e.why)),
             help: HELP.into(),
             symbol: ctx.symbol(at),
         });

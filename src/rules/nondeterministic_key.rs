@@ -52,17 +52,10 @@ pub fn check(ctx: &Ctx, flow: &Flow, flows: &[KeyFlow], out: &mut Vec<Finding>) 
                 "idempotency key made from {what}: it protects only retries of this one request, not a restart, another replica or a retry of the whole operation"
             ),
             labels,
+            note: None,
             help: "derive the key from the operation's business identity (e.g. a SHA-256 of customer id + billing period) so that every attempt, process and replica computes the same key".into(),
             symbol: ctx.symbol(t.at),
         });
-    }
-}
-
-pub fn article(word: &str) -> &'static str {
-    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
-        "an"
-    } else {
-        "a"
     }
 }
 

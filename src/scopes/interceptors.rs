@@ -2,6 +2,7 @@
 
 use crate::catalog::{Catalog, InterceptorEntry};
 use crate::facts::{Expr, ExprKind, FnId, FnKind, Span, Stmt, TypeId, simple_name};
+use crate::finding::article;
 use crate::project::{FnRef, Project, TypeRef, walk_expr, walk_stmts};
 use std::collections::HashMap;
 
@@ -127,14 +128,6 @@ fn classes(
             out.entry(FnRef { unit: u, f })
                 .or_insert_with(|| scope.clone());
         }
-    }
-}
-
-fn article(word: &str) -> &'static str {
-    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
-        "an"
-    } else {
-        "a"
     }
 }
 
