@@ -43,6 +43,9 @@ pub struct Finding {
     pub help: String,
     /// Qualified name of the enclosing function or class, for stable fingerprints.
     pub symbol: String,
+    /// Where the fresh value is made when that is not the primary location (a helper that
+    /// the reported call runs): no other rule reports that expression again.
+    pub origin: Option<(usize, Span)>,
 }
 
 /// "a" or "an" for a word (framework names: "an OkHttp", "a Spring").

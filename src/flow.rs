@@ -575,6 +575,15 @@ fn str_lit(e: &Expr) -> Option<String> {
     }
 }
 
+/// Calls `f` on every local binding in `stmts` (not in lambdas).
+pub fn walk_lets<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Binding)) {
+    walk_body(stmts, &mut |v| {
+        if let Visit::Let(b) = v {
+            f(b)
+        }
+    });
+}
+
 enum Visit<'a> {
     Let(&'a Binding),
     Expr(&'a Expr),
@@ -1241,9 +1250,16 @@ impl<'p> Ev<'_, 'p> {
         }
     }
 
+    /// A header / attribute / map-key name that carries an idempotency key. Only name-like
+    /// literals count (`"Idempotency-Key"`, `"stripe.idempotency_key"`), not log messages
+    /// that mention one (`"missing Idempotency-Key for {}"`).
     fn is_key_name_expr(&self, e: &Expr) -> bool {
-        self.literal_name(e)
-            .is_some_and(|n| self.flow.cat.is_key_name(&n))
+        self.literal_name(e).is_some_and(|n| {
+            n.len() <= 64
+                && n.chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                && self.flow.cat.is_key_name(&n)
+        })
     }
 
     fn push_flow(&mut self, value: &Expr, sink: Span, out: &mut Vec<KeyFlow>) {
@@ -1298,6 +1314,24 @@ impl<'p> Ev<'_, 'p> {
                     && let Some(a) = args.first()
                 {
                     self.push_flow(&a.value, a.value.span, out);
+                }
+                // `headers.computeIfAbsent("Idempotency-Key") { .. }`,
+                // `headers.entry("idempotency-key").or_insert_with(|| ..)`: a key invented when
+                // the header is missing (a memoiser on a header, not a per-id cache).
+                if cat.is_memoizer(name) {
+                    let key_arg = match receiver.as_deref().map(|r| &r.kind) {
+                        Some(ExprKind::Call {
+                            name: n, args: a, ..
+                        }) if n == "entry" => a.first(),
+                        _ => args.first(),
+                    };
+                    if key_arg.is_some_and(|a| self.is_key_name_expr(&a.value))
+                        && let Some(l) = args
+                            .iter()
+                            .find(|a| matches!(a.value.kind, ExprKind::Lambda(_)))
+                    {
+                        self.push_flow(&l.value, l.value.span, out);
+                    }
                 }
                 if cat.is_key_setter(name)
                     && let Some(a) = args.iter().rfind(|a| a.name.is_none())

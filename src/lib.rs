@@ -260,6 +260,15 @@ fn finish(units: Vec<Result<(Unit, Vec<Notice>), ToolError>>, opts: &Options, re
         )
         .flatten()
         .collect();
+    // One finding per expression: a value that IDEM001 already reports through the helper
+    // call that makes it is not reported again by the pedantic IDEM008.
+    let claimed: std::collections::HashSet<(usize, Span)> = findings
+        .iter()
+        .filter(|f| f.code != "IDEM008")
+        .flat_map(|f| [Some((f.unit, f.span)), f.origin])
+        .flatten()
+        .collect();
+    findings.retain(|f| f.code != "IDEM008" || !claimed.contains(&(f.unit, f.span)));
     // Test regions inside non-test files (`#[cfg(test)] mod tests`).
     if !opts.include_tests {
         findings.retain(|f| {

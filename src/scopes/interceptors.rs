@@ -213,6 +213,10 @@ fn lambdas(
                 };
                 let target = match &value.kind {
                     ExprKind::Lambda(id) => Target::Lambda(*id),
+                    ExprKind::Name(n) => match lambda_bound_to(p, u, enclosing, n) {
+                        Some(id) => Target::Lambda(id),
+                        None => continue,
+                    },
                     ExprKind::MethodRef { name: m, .. } => Target::Method(m.clone()),
                     // A SAM constructor passed to a registration:
                     // `addInterceptorLast(HttpRequestInterceptor { request, _ -> .. })`.
@@ -315,11 +319,16 @@ fn lambdas(
                     Target::Method(m) => {
                         let owner =
                             enclosing.and_then(|f| p.ancestors(f).find_map(|a| p.func(a).owner));
-                        if let Some(owner) = owner {
-                            for &mid in &facts.types[owner].methods {
-                                if facts.functions[mid].name.as_deref() == Some(m.as_str()) {
-                                    found.push((mid, entry, how.clone()));
-                                }
+                        let candidates: Vec<FnId> = match owner {
+                            Some(owner) => facts.types[owner].methods.clone(),
+                            // Kotlin `addInterceptor(::stampKey)` on a top-level function.
+                            None => (0..facts.functions.len())
+                                .filter(|&i| facts.functions[i].kind == FnKind::Function)
+                                .collect(),
+                        };
+                        for mid in candidates {
+                            if facts.functions[mid].name.as_deref() == Some(m.as_str()) {
+                                found.push((mid, entry, how.clone()));
                             }
                         }
                     }
@@ -445,18 +454,51 @@ fn typed(
 }
 
 /// Does a receiver chain mention one of `hints` (as a call or field name)?
+/// Is the receiver itself one of `hints` (`getInterceptors()`, `.interceptors`,
+/// `networkInterceptors()`)?
 fn mentions(r: &Expr, hints: &[String]) -> bool {
-    let mut hit = false;
-    walk_expr(r, &mut |e: &Expr| {
-        let n = match &e.kind {
-            ExprKind::Call { name, .. } | ExprKind::Field { name, .. } | ExprKind::Name(name) => {
-                name
+    let n = match &r.kind {
+        ExprKind::Call { name, .. } | ExprKind::Field { name, .. } | ExprKind::Name(name) => name,
+        _ => return false,
+    };
+    hints.iter().any(|h| h == n)
+}
+
+/// A lambda (or SAM-constructed lambda) that a local or field named `name` is initialised
+/// with: `val keys = Interceptor { .. }; builder.addInterceptor(keys)`.
+fn lambda_bound_to(p: &Project, u: usize, enclosing: Option<FnRef>, name: &str) -> Option<FnId> {
+    let facts = &p.units[u].facts;
+    let as_lambda = |e: &Expr| match &e.kind {
+        ExprKind::Lambda(id) => Some(*id),
+        ExprKind::Call { args, .. } if args.len() == 1 => match &args[0].value.kind {
+            ExprKind::Lambda(id) => Some(*id),
+            _ => None,
+        },
+        ExprKind::Cast { expr, .. } => match &expr.kind {
+            ExprKind::Lambda(id) => Some(*id),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(f) = enclosing {
+        for a in p.ancestors(f) {
+            let mut found = None;
+            crate::flow::walk_lets(&p.func(a).body, &mut |b| {
+                if found.is_none() && b.name == name {
+                    found = b.init.as_ref().and_then(as_lambda);
+                }
+            });
+            if found.is_some() {
+                return found;
             }
-            _ => return,
-        };
-        if hints.iter().any(|h| h == n) {
-            hit = true;
         }
-    });
-    hit
+        let owner = p.ancestors(f).find_map(|a| p.func(a).owner)?;
+        return facts.types[owner]
+            .fields
+            .iter()
+            .find(|b| b.name == name)
+            .and_then(|b| b.init.as_ref())
+            .and_then(as_lambda);
+    }
+    None
 }
