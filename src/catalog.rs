@@ -3,6 +3,7 @@
 
 use crate::facts::Lang;
 use serde::Deserialize;
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 const SOURCES: &str = include_str!("../rules/catalog/sources.toml");
@@ -124,6 +125,10 @@ pub struct Catalog {
     pub period: Period,
     pub sinks: Sinks,
     pub interceptors: Vec<InterceptorEntry>,
+    /// Every call name some catalogue entry mentions (sources, random/clock methods,
+    /// constructors, memoisers, period conversions and formatters): a call with any other
+    /// name needs none of those checks.
+    special_calls: HashSet<String>,
 }
 
 impl Catalog {
@@ -138,7 +143,26 @@ impl Catalog {
         let k: Sinks = toml::from_str(sinks).map_err(|e| format!("sinks.toml: {e}"))?;
         let i: InterceptorsFile =
             toml::from_str(interceptors).map_err(|e| format!("interceptors.toml: {e}"))?;
+        let mut special_calls: HashSet<String> = HashSet::new();
+        for e in &s.source {
+            special_calls.extend(e.calls.iter().cloned());
+        }
+        for list in [
+            &s.constructors.time,
+            &s.constructors.random,
+            &s.clocks.methods,
+            &s.random_objects.methods_jvm,
+            &s.random_objects.methods_rust,
+            &s.period.conversions,
+            &s.period.constructors,
+            &s.period.formatters,
+            &k.memoizers,
+        ] {
+            special_calls.extend(list.iter().cloned());
+        }
+        special_calls.extend(["from", "of", "ofInstant", "parse"].map(String::from));
         Ok(Catalog {
+            special_calls,
             sources: s.source,
             constructors: s.constructors,
             clocks: s.clocks,
@@ -172,14 +196,29 @@ impl Catalog {
         })
     }
 
+    /// Does any catalogue entry mention a call named `name`?
+    pub fn is_special_call(&self, name: &str) -> bool {
+        self.special_calls.contains(name)
+    }
+
     /// Is `name` (a header, attribute, map key or JSON field name) an idempotency key name?
     pub fn is_key_name(&self, name: &str) -> bool {
+        // Cheap rejection before normalising: every key name starts with one of these.
+        if !["idem", "paypal", "opc", "retry"]
+            .iter()
+            .any(|t| contains_ignore_ascii_case(name, t))
+        {
+            return false;
+        }
         let n = normalise(name);
         !n.is_empty() && self.sinks.key_names.iter().any(|k| n.contains(k.as_str()))
     }
 
     /// Is `name` (a variable, field or parameter) named like something holding a key?
     pub fn is_key_variable(&self, name: &str) -> bool {
+        if !contains_ignore_ascii_case(name, "idem") {
+            return false;
+        }
         let n = normalise(name);
         if !self
             .sinks
@@ -225,6 +264,12 @@ impl Catalog {
             .iter()
             .filter(move |e| e.langs.iter().any(|l| l == lang.name()))
     }
+}
+
+/// ASCII case-insensitive substring test without allocating.
+pub fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    n.is_empty() || h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
 }
 
 /// Lower case, letters and digits only.

@@ -891,55 +891,10 @@ impl<'p> Ev<'_, 'p> {
         args: &[Arg],
     ) -> Option<Taint> {
         let cat = self.flow.cat;
-        let lang = self.lang();
-        let recv_path = self.receiver_path(receiver);
-        if let Some(kind) = cat.source_call(lang, recv_path.as_deref(), name) {
-            return self.source(e, kind);
-        }
-        // `rng.sample(..)` on an rng that is itself a source: the source is where it was made.
-        if let Some(t) = receiver.and_then(|r| match &r.kind {
-            ExprKind::Name(_) => self.eval(r),
-            _ => None,
-        }) && t.kind == SourceKind::Random
-            && self.is_random_method(receiver, name)
+        if cat.is_special_call(name)
+            && let Some(decided) = self.eval_special(e, receiver, name, args)
         {
-            return Some(t);
-        }
-        if self.is_random_method(receiver, name) {
-            return self.source(e, SourceKind::Random);
-        }
-        if self.is_clock_read(receiver, name) {
-            return self.source(e, SourceKind::Time);
-        }
-        if receiver.is_none() && args.is_empty() {
-            if cat.constructors.time.iter().any(|c| c == name) {
-                return self.source(e, SourceKind::Time);
-            }
-            if cat.constructors.random.iter().any(|c| c == name) {
-                return self.source(e, SourceKind::Random);
-            }
-        }
-        if cat.is_memoizer(name) {
-            return None;
-        }
-        // Calendar periods: `now.toLocalDate()`, `YearMonth.from(now)`, `now.format("yyyy-MM")`.
-        if self.is_period_conversion(name) || self.is_period_ctor(receiver, name) {
-            let t = receiver
-                .and_then(|r| self.eval(r))
-                .or_else(|| self.eval_args(args));
-            return t.filter(|t| t.kind != SourceKind::Time);
-        }
-        if cat.period.formatters.iter().any(|f| f == name)
-            && let Some(p) = self.date_pattern_in(receiver, args)
-        {
-            let t = receiver
-                .and_then(|r| self.eval(r))
-                .or_else(|| self.eval_args(args));
-            return if is_period_pattern(&p) {
-                t.filter(|t| t.kind != SourceKind::Time)
-            } else {
-                t
-            };
+            return decided;
         }
         // Project helpers that return a fresh value.
         for callee in self.flow.callees(self.at, receiver, name, args) {
@@ -978,6 +933,69 @@ impl<'p> Ev<'_, 'p> {
             return Some(t);
         }
         self.eval_args(args)
+    }
+
+    /// Calls the catalogue knows by name: sources, random and clock reads, period
+    /// conversions, memoisers. `Some(result)` when the call is decided here.
+    fn eval_special(
+        &mut self,
+        e: &Expr,
+        receiver: Option<&Expr>,
+        name: &str,
+        args: &[Arg],
+    ) -> Option<Option<Taint>> {
+        let cat = self.flow.cat;
+        let lang = self.lang();
+        let recv_path = self.receiver_path(receiver);
+        if let Some(kind) = cat.source_call(lang, recv_path.as_deref(), name) {
+            return Some(self.source(e, kind));
+        }
+        // `rng.sample(..)` on an rng that is itself a source: the source is where it was made.
+        if let Some(t) = receiver.and_then(|r| match &r.kind {
+            ExprKind::Name(_) => self.eval(r),
+            _ => None,
+        }) && t.kind == SourceKind::Random
+            && self.is_random_method(receiver, name)
+        {
+            return Some(Some(t));
+        }
+        if self.is_random_method(receiver, name) {
+            return Some(self.source(e, SourceKind::Random));
+        }
+        if self.is_clock_read(receiver, name) {
+            return Some(self.source(e, SourceKind::Time));
+        }
+        if receiver.is_none() && args.is_empty() {
+            if cat.constructors.time.iter().any(|c| c == name) {
+                return Some(self.source(e, SourceKind::Time));
+            }
+            if cat.constructors.random.iter().any(|c| c == name) {
+                return Some(self.source(e, SourceKind::Random));
+            }
+        }
+        if cat.is_memoizer(name) {
+            return Some(None);
+        }
+        // Calendar periods: `now.toLocalDate()`, `YearMonth.from(now)`, `now.format("yyyy-MM")`.
+        if self.is_period_conversion(name) || self.is_period_ctor(receiver, name) {
+            let t = receiver
+                .and_then(|r| self.eval(r))
+                .or_else(|| self.eval_args(args));
+            return Some(t.filter(|t| t.kind != SourceKind::Time));
+        }
+        if cat.period.formatters.iter().any(|f| f == name)
+            && let Some(p) = self.date_pattern_in(receiver, args)
+        {
+            let t = receiver
+                .and_then(|r| self.eval(r))
+                .or_else(|| self.eval_args(args));
+            return Some(if is_period_pattern(&p) {
+                t.filter(|t| t.kind != SourceKind::Time)
+            } else {
+                t
+            });
+        }
+        None
     }
 
     fn is_period_conversion(&self, name: &str) -> bool {
@@ -1403,7 +1421,7 @@ impl<'p> Ev<'_, 'p> {
         args: &[Arg],
         out: &mut Vec<KeyFlow>,
     ) {
-        if args.is_empty() {
+        if args.is_empty() || !self.flow.p.has_key_params(name) {
             return;
         }
         let _ = receiver;

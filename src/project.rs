@@ -34,6 +34,9 @@ pub struct Index {
     constants: HashMap<String, Vec<String>>,
     /// Type simple name -> names of the calls it is passed to (`addNetworkInterceptor`).
     registrations: HashMap<String, Vec<String>>,
+    /// Names of functions that may take a key parameter (a parameter named like one, or
+    /// annotated `@Header`): only calls to these can bind a key positionally.
+    key_param_fns: HashSet<String>,
 }
 
 pub struct Project {
@@ -97,6 +100,11 @@ impl Project {
             .get(simple_name(name))
             .map(Vec::as_slice)
             .unwrap_or(&[])
+    }
+
+    /// May a function called `name` take an idempotency key as a parameter?
+    pub fn has_key_params(&self, name: &str) -> bool {
+        self.index.key_param_fns.contains(name)
     }
 
     pub fn registrations_of(&self, type_name: &str) -> &[String] {
@@ -163,6 +171,20 @@ impl Project {
 
 impl Index {
     fn add_unit(&mut self, u: usize, facts: &FileFacts) {
+        for f in &facts.functions {
+            let keyish = f.params.iter().any(|p| {
+                crate::catalog::contains_ignore_ascii_case(&p.name, "idem")
+                    || p.annotations.iter().any(|a| {
+                        matches!(
+                            a.name.as_str(),
+                            "Header" | "RequestHeader" | "HeaderParam" | "Param"
+                        )
+                    })
+            });
+            if let (true, Some(name)) = (keyish, &f.name) {
+                self.key_param_fns.insert(name.clone());
+            }
+        }
         for (i, f) in facts.functions.iter().enumerate() {
             if let (Some(name), false) = (&f.name, f.kind == crate::facts::FnKind::Lambda) {
                 self.fns_by_name
