@@ -8,9 +8,9 @@
 //! recursion and cycles.
 
 use crate::catalog::{Catalog, SourceKind, is_period_pattern};
-use crate::facts::{Arg, Binding, Expr, ExprKind, FnKind, Lang, Span, Stmt, simple_name};
+use crate::facts::{Arg, Binding, Expr, ExprKind, FnId, Lang, Span, Stmt, simple_name};
 use crate::project::{FnRef, Project};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -67,66 +67,88 @@ struct Val {
     ty: Option<String>,
 }
 
-/// Locals of one function: each name's bindings by source position, so that a shadowing
-/// `let key = ..` later in the function does not mix with an earlier one. Flow-insensitive
-/// otherwise: an assignment adds its value to the binding it assigns.
+/// Locals of one top-level function and every lambda / local function written in it. Each
+/// binding is kept with its source position and the end of its scope, so that a shadowing
+/// `let key = ..` later in the function, or a `key` in an inner block, does not mix with
+/// another one. Flow-insensitive otherwise: an assignment adds its value to the binding it
+/// assigns.
 #[derive(Clone, Debug, Default)]
 struct Env {
-    vars: HashMap<String, Vec<(usize, Val)>>,
+    vars: HashMap<String, Vec<Slot>>,
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    pos: usize,
+    end: usize,
+    val: Val,
 }
 
 impl Env {
-    /// The binding of `name` in force at byte offset `pos`.
+    /// The binding of `name` in scope at byte offset `pos`.
     fn get(&self, name: &str, pos: usize) -> Option<&Val> {
-        let v = self.vars.get(name)?;
-        v.iter()
+        self.vars
+            .get(name)?
+            .iter()
             .rev()
-            .find(|(p, _)| *p <= pos)
-            .or(v.first())
-            .map(|(_, val)| val)
+            .find(|s| s.pos <= pos && pos <= s.end)
+            .map(|s| &s.val)
     }
 
-    /// Declares a binding at `pos` (a second pass over the same declaration merges).
-    fn bind(&mut self, name: String, pos: usize, val: Val) {
-        let v = self.vars.entry(name).or_default();
-        match v.iter_mut().find(|(p, _)| *p == pos) {
-            Some((_, old)) => {
+    /// Declares a binding at `pos`, in scope until `end` (a second pass over the same
+    /// declaration merges into it). Returns whether anything changed.
+    fn bind(&mut self, name: &str, pos: usize, end: usize, val: Val) -> bool {
+        let v = self.vars.entry(name.to_string()).or_default();
+        match v.iter_mut().find(|s| s.pos == pos) {
+            Some(slot) => {
+                let old = &mut slot.val;
+                let changed = old.taint.is_none() && val.taint.is_some();
                 if old.taint.is_none() {
                     old.taint = val.taint;
                 }
-                old.ty = val.ty.or(old.ty.take());
-                old.str_const = val.str_const.or(old.str_const.take());
+                if val.ty.is_some() {
+                    old.ty = val.ty;
+                }
+                if val.str_const.is_some() {
+                    old.str_const = val.str_const;
+                }
+                changed
             }
             None => {
-                v.push((pos, val));
-                v.sort_by_key(|(p, _)| *p);
+                v.push(Slot { pos, end, val });
+                v.sort_by_key(|s| s.pos);
+                true
             }
         }
     }
 
-    /// An assignment at `pos` adds its taint to the binding in force there.
-    fn assign(&mut self, name: String, pos: usize, val: Val) {
-        let slot = self.vars.get_mut(&name).and_then(|v| {
-            let i = v.iter().rposition(|(p, _)| *p <= pos).unwrap_or(0);
-            v.get_mut(i)
-        });
-        match slot {
-            Some((_, old)) => {
-                if old.taint.is_none() {
-                    old.taint = val.taint;
-                }
+    /// An assignment at `pos` adds its taint to the binding in scope there. Returns whether
+    /// anything changed.
+    fn assign(&mut self, name: &str, pos: usize, val: Val) -> bool {
+        let Some(v) = self.vars.get_mut(name) else {
+            return false;
+        };
+        match v.iter_mut().rev().find(|s| s.pos <= pos && pos <= s.end) {
+            Some(slot) if slot.val.taint.is_none() && val.taint.is_some() => {
+                slot.val.taint = val.taint;
+                true
             }
-            None => self.bind(name, 0, val),
+            _ => false,
         }
     }
 
     /// The declared or constructed type of any binding of `name`.
     fn any_type(&self, name: &str) -> Option<&String> {
-        self.vars.get(name)?.iter().find_map(|(_, v)| v.ty.as_ref())
+        self.vars.get(name)?.iter().find_map(|s| s.val.ty.as_ref())
     }
 }
 
 const MAX_EVAL_DEPTH: usize = 200;
+
+/// Kinds of memoised results, for cycle tracking.
+const RETURNS: u8 = 0;
+const SETS_KEY: u8 = 1;
+const ENV: u8 = 2;
 
 /// Calls whose lambda receives the receiver's value as its parameter.
 const SCOPE_FNS: &[&str] = &[
@@ -148,7 +170,7 @@ const SCOPE_FNS: &[&str] = &[
     "use",
     "then",
 ];
-const MAX_SUMMARY_DEPTH: usize = 12;
+const MAX_SUMMARY_DEPTH: usize = 40;
 
 /// Names too generic to resolve to a project function by name alone when called on an
 /// arbitrary receiver.
@@ -196,14 +218,26 @@ const GENERIC_NAMES: &[&str] = &[
 
 /// Evaluation state for one project. Not thread-safe (memo tables use `RefCell`); run one per
 /// thread if parallelised.
+///
+/// Recursion (a function whose summary depends on itself, directly or through others) is
+/// answered with "not fresh" while in progress, which is the least fixpoint for the function
+/// at the head of the cycle. Results computed inside a cycle, below its head, depend on where
+/// the query started, so they are kept only until the top-level query ends: every answer
+/// is the same whatever order functions are analysed in and whatever else was asked before.
 pub struct Flow<'p> {
     pub p: &'p Project,
     pub cat: &'p Catalog,
     envs: RefCell<HashMap<FnRef, Rc<Env>>>,
     returns: RefCell<HashMap<FnRef, Option<Taint>>>,
     sets_key: RefCell<HashMap<FnRef, Option<Taint>>>,
-    in_progress: RefCell<HashSet<(FnRef, u8)>>,
-    summary_depth: RefCell<usize>,
+    /// Summaries and environments computed inside a cycle, for the current top-level query.
+    partial: RefCell<HashMap<(FnRef, u8), Option<Taint>>>,
+    partial_envs: RefCell<HashMap<FnRef, Rc<Env>>>,
+    /// What is being computed, with the summary depth it started at.
+    in_progress: RefCell<HashMap<(FnRef, u8), usize>>,
+    /// The lowest depth of an in-progress computation that the current one relied on.
+    low: Cell<usize>,
+    summary_depth: Cell<usize>,
 }
 
 impl<'p> Flow<'p> {
@@ -214,8 +248,11 @@ impl<'p> Flow<'p> {
             envs: RefCell::default(),
             returns: RefCell::default(),
             sets_key: RefCell::default(),
+            partial: RefCell::default(),
+            partial_envs: RefCell::default(),
             in_progress: RefCell::default(),
-            summary_depth: RefCell::new(0),
+            low: Cell::new(usize::MAX),
+            summary_depth: Cell::new(0),
         }
     }
 
@@ -243,192 +280,205 @@ impl<'p> Flow<'p> {
         Vec::new()
     }
 
+    /// The environment of `f`: that of its outermost enclosing function, which also binds
+    /// the parameters and locals of every lambda and local function inside it.
     fn env_for(&self, f: FnRef) -> Rc<Env> {
-        if let Some(e) = self.envs.borrow().get(&f) {
+        let root = self.p.ancestors(f).last().unwrap_or(f);
+        if let Some(e) = self.envs.borrow().get(&root) {
             return e.clone();
         }
-        let func = self.p.func(f);
-        let mut env: Env = match func.parent {
-            Some(parent) if func.kind == FnKind::Lambda || func.kind == FnKind::Function => {
-                let pe = self.env_for(FnRef {
-                    unit: f.unit,
-                    f: parent,
-                });
-                (*pe).clone()
-            }
-            _ => Env::default(),
-        };
-        for p in &func.params {
-            env.bind(
-                p.name.clone(),
-                p.span.start,
-                Val {
-                    ty: p.ty.as_deref().map(|t| simple_name(t).to_string()),
-                    ..Val::default()
-                },
-            );
+        if let Some(e) = self.partial_envs.borrow().get(&root) {
+            return e.clone();
         }
-        // `fresh.let { key -> .. }`, `opt.map(k -> ..)`: the lambda's parameter is the receiver.
-        if func.kind == FnKind::Lambda
-            && let Some(parent) = func.parent
-        {
-            let parent = FnRef {
-                unit: f.unit,
-                f: parent,
-            };
-            let penv = self.env_for(parent);
-            let param =
-                func.params.first().map(|p| p.name.clone()).or_else(|| {
-                    (self.p.units[f.unit].lang == Lang::Kotlin).then(|| "it".to_string())
-                });
-            if let Some(param) = param
-                && let Some(t) = self.receiver_of_scope_call(parent, f.f, &penv)
-            {
-                let pos = func
-                    .params
-                    .first()
-                    .map_or(func.span.start, |p| p.span.start);
-                env.bind(
-                    param,
-                    pos,
-                    Val {
-                        taint: Some(t),
-                        ..Val::default()
-                    },
-                );
-            }
-        }
-        {
-            // Two passes so that a local assigned after its first use in a loop is seen.
-            for _ in 0..2 {
-                let snapshot = env.clone();
-                let mut ev = Ev {
-                    flow: self,
-                    at: f,
-                    env: &snapshot,
-                    depth: 0,
+        let mut answer = None;
+        let env = self.tracked((root, ENV), &mut answer, || {
+            Some(Rc::new(self.build_env(root)))
+        });
+        match (env, answer) {
+            (Some(env), Some(complete)) => {
+                let table = if complete {
+                    &self.envs
+                } else {
+                    &self.partial_envs
                 };
-                let mut updates: Vec<(String, usize, Val, bool)> = Vec::new();
-                walk_body(&func.body, &mut |v| match v {
-                    Visit::Let(b) => {
-                        let val = ev.binding_val(b);
-                        updates.push((b.name.clone(), b.span.start, val, true));
-                    }
-                    Visit::Expr(e) => match &e.kind {
-                        ExprKind::Assign { target, op, value } => {
-                            if let Some(name) = assigned_local(target) {
-                                let mut val = Val {
-                                    taint: ev.eval(value),
-                                    ..Val::default()
-                                };
-                                if op == "=" {
-                                    val.str_const = str_lit(value);
-                                }
-                                updates.push((name.to_string(), e.span.start, val, false));
-                            } else if op == "let" {
-                                // `if let Ok(v) = expr` (Rust front end)
-                                let taint = ev.eval(value);
-                                for n in pattern_names(target) {
-                                    updates.push((
-                                        n.to_string(),
-                                        e.span.start,
-                                        Val {
-                                            taint: taint.clone(),
-                                            ..Val::default()
-                                        },
-                                        true,
-                                    ));
-                                }
-                            }
-                        }
-                        // Rust `match expr { Ok(v) => .. }`: arm bindings hold the subject's value.
-                        ExprKind::Match {
-                            subject: Some(subject),
-                            arms,
-                        } if ev.lang() == Lang::Rust => {
-                            let taint = ev.eval(subject);
-                            if taint.is_some() {
-                                for a in arms {
-                                    for p in &a.patterns {
-                                        for n in pattern_names(p) {
-                                            updates.push((
-                                                n.to_string(),
-                                                p.span.start,
-                                                Val {
-                                                    taint: taint.clone(),
-                                                    ..Val::default()
-                                                },
-                                                true,
-                                            ));
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                        _ => {}
-                    },
-                });
-                for (name, pos, val, is_let) in updates {
-                    if is_let {
-                        env.bind(name, pos, val);
-                    } else {
-                        env.assign(name, pos, val);
-                    }
-                }
+                table.borrow_mut().insert(root, env.clone());
+                env
+            }
+            // Asked for while it is being built (a call back into the function from one of
+            // its own lambdas): nothing is known yet.
+            _ => Rc::new(Env::default()),
+        }
+    }
+
+    /// Runs `compute` for `key` with cycle tracking. Returns `None` without computing when
+    /// `key` is already in progress or the depth limit is reached; `complete` says whether
+    /// the result may be cached for good.
+    fn tracked<T>(
+        &self,
+        key: (FnRef, u8),
+        complete: &mut Option<bool>,
+        compute: impl FnOnce() -> Option<T>,
+    ) -> Option<T> {
+        if let Some(&d) = self.in_progress.borrow().get(&key) {
+            self.low.set(self.low.get().min(d));
+            return None;
+        }
+        let depth = self.summary_depth.get();
+        if depth >= MAX_SUMMARY_DEPTH {
+            self.low.set(0);
+            return None;
+        }
+        self.in_progress.borrow_mut().insert(key, depth);
+        let saved_low = self.low.replace(usize::MAX);
+        self.summary_depth.set(depth + 1);
+        let t = compute();
+        self.summary_depth.set(depth);
+        self.in_progress.borrow_mut().remove(&key);
+        let my_low = self.low.get();
+        self.low.set(saved_low.min(my_low));
+        *complete = Some(my_low >= depth);
+        if depth == 0 {
+            self.partial.borrow_mut().clear();
+            self.partial_envs.borrow_mut().clear();
+            self.low.set(usize::MAX);
+        }
+        t
+    }
+
+    fn build_env(&self, root: FnRef) -> Env {
+        let mut env = Env::default();
+        let mut items: Vec<Scoped> = Vec::new();
+        walk_scoped(self.p, root, &mut items);
+        // Source order binds chains of locals in one pass; the later passes pick up values
+        // that reach a local from later in a loop body, and lambda locals used before the
+        // lambda's body is reached.
+        for _ in 0..3 {
+            let mut changed = false;
+            for item in &items {
+                changed |= self.apply(&mut env, root.unit, item);
+            }
+            if !changed {
+                break;
             }
         }
-        let env = Rc::new(env);
-        self.envs.borrow_mut().insert(f, env.clone());
         env
     }
 
-    /// For a lambda passed to a scope function (`recv.let { }`, `recv.map(x -> ..)`), the
-    /// taint of `recv` in the enclosing function.
-    fn receiver_of_scope_call(&self, parent: FnRef, lambda: usize, penv: &Env) -> Option<Taint> {
-        let mut found: Option<&Expr> = None;
-        crate::project::walk_stmts(&self.p.func(parent).body, &mut |e: &Expr| {
-            if found.is_some() {
-                return;
+    /// Applies one binding-relevant item of a walk to `env`.
+    fn apply(&self, env: &mut Env, unit: usize, item: &Scoped) -> bool {
+        let at = |f: FnId| FnRef { unit, f };
+        match *item {
+            Scoped::Param { f, param, end } => {
+                let func = self.p.func(at(f));
+                let p = &func.params[param];
+                env.bind(
+                    &p.name,
+                    p.span.start,
+                    end,
+                    Val {
+                        ty: p.ty.as_deref().map(|t| simple_name(t).to_string()),
+                        ..Val::default()
+                    },
+                )
             }
-            if let ExprKind::Call {
-                receiver: Some(r),
-                name,
-                args,
-            } = &e.kind
-                && SCOPE_FNS.contains(&name.as_str())
-                && args
-                    .first()
-                    .is_some_and(|a| matches!(a.value.kind, ExprKind::Lambda(id) if id == lambda))
-            {
-                found = Some(r);
+            Scoped::Let { f, b, end } => {
+                let val = Ev::new(self, at(f), env).binding_val(b);
+                env.bind(&b.name, b.span.start, end, val)
             }
-        });
-        let mut ev = Ev {
-            flow: self,
-            at: parent,
-            env: penv,
-            depth: 0,
-        };
-        found.and_then(|r| ev.eval(r))
+            Scoped::Expr { f, e, end } => {
+                let mut ev = Ev::new(self, at(f), env);
+                match &e.kind {
+                    ExprKind::Assign { target, op, value } => {
+                        if let Some(name) = assigned_local(target) {
+                            let mut val = Val {
+                                taint: ev.eval(value),
+                                ..Val::default()
+                            };
+                            if op == "=" {
+                                val.str_const = str_lit(value);
+                            }
+                            env.assign(name, e.span.start, val)
+                        } else if op == "let" {
+                            // `if let Ok(v) = expr` (Rust front end)
+                            let taint = ev.eval(value);
+                            let mut changed = false;
+                            for n in pattern_names(target) {
+                                let val = Val {
+                                    taint: taint.clone(),
+                                    ..Val::default()
+                                };
+                                changed |= env.bind(n, e.span.start, end, val);
+                            }
+                            changed
+                        } else {
+                            false
+                        }
+                    }
+                    // Rust `match expr { Ok(v) => .. }`: arm bindings hold the subject's value.
+                    ExprKind::Match {
+                        subject: Some(subject),
+                        arms,
+                    } if self.p.units[unit].lang == Lang::Rust => {
+                        let Some(taint) = ev.eval(subject) else {
+                            return false;
+                        };
+                        let mut changed = false;
+                        for a in arms {
+                            for p in &a.patterns {
+                                for n in pattern_names(p) {
+                                    let val = Val {
+                                        taint: Some(taint.clone()),
+                                        ..Val::default()
+                                    };
+                                    changed |= env.bind(n, p.span.start, a.body.span.end, val);
+                                }
+                            }
+                        }
+                        changed
+                    }
+                    // `fresh.let { key -> .. }`, `opt.map(k -> ..)`: the lambda's parameter is
+                    // the receiver's value.
+                    ExprKind::Call {
+                        receiver: Some(r),
+                        name,
+                        args,
+                    } if SCOPE_FNS.contains(&name.as_str()) => {
+                        let Some(ExprKind::Lambda(id)) = args.first().map(|a| &a.value.kind) else {
+                            return false;
+                        };
+                        let Some(taint) = ev.eval(r) else {
+                            return false;
+                        };
+                        let lambda = self.p.func(at(*id));
+                        let lang = self.p.units[unit].lang;
+                        let (name, pos) = match lambda.params.first() {
+                            Some(p) => (p.name.as_str(), p.span.start),
+                            None if lang == Lang::Kotlin => ("it", lambda.span.start),
+                            None => return false,
+                        };
+                        let val = Val {
+                            taint: Some(taint),
+                            ..Val::default()
+                        };
+                        env.bind(name, pos, lambda.span.end, val)
+                    }
+                    _ => false,
+                }
+            }
+        }
     }
 
     /// Does calling `f` return a fresh value? (memoised; cycles and deep chains give `None`)
     pub fn returns_fresh(&self, f: FnRef) -> Option<Taint> {
-        self.summary(f, 0, |flow, f| {
+        self.summary(f, RETURNS, |flow, f| {
             let env = flow.env_for(f);
-            let ev = Ev {
-                flow,
-                at: f,
-                env: &env,
-                depth: 0,
-            };
-            ev.value_of_fn(f)
+            Ev::new(flow, f, &env).value_of_fn()
         })
     }
 
     /// Does calling `f` put a fresh value into a key sink (in `f` or in lambdas written in it)?
     pub fn sets_fresh_key(&self, f: FnRef) -> Option<Taint> {
-        self.summary(f, 1, |flow, f| {
+        self.summary(f, SETS_KEY, |flow, f| {
             flow.p
                 .with_nested(f)
                 .into_iter()
@@ -442,7 +492,7 @@ impl<'p> Flow<'p> {
         which: u8,
         compute: impl FnOnce(&Self, FnRef) -> Option<Taint>,
     ) -> Option<Taint> {
-        let table = if which == 0 {
+        let table = if which == RETURNS {
             &self.returns
         } else {
             &self.sets_key
@@ -450,17 +500,22 @@ impl<'p> Flow<'p> {
         if let Some(t) = table.borrow().get(&f) {
             return t.clone();
         }
-        if !self.p.func(f).has_body
-            || *self.summary_depth.borrow() >= MAX_SUMMARY_DEPTH
-            || !self.in_progress.borrow_mut().insert((f, which))
-        {
+        if let Some(t) = self.partial.borrow().get(&(f, which)) {
+            return t.clone();
+        }
+        if !self.p.func(f).has_body {
             return None;
         }
-        *self.summary_depth.borrow_mut() += 1;
-        let t = compute(self, f);
-        *self.summary_depth.borrow_mut() -= 1;
-        self.in_progress.borrow_mut().remove(&(f, which));
-        table.borrow_mut().insert(f, t.clone());
+        let mut complete = None;
+        let t = self.tracked((f, which), &mut complete, || Some(compute(self, f)));
+        let Some(t) = t else {
+            return None;
+        };
+        if complete == Some(true) {
+            table.borrow_mut().insert(f, t.clone());
+        } else if self.summary_depth.get() > 0 {
+            self.partial.borrow_mut().insert((f, which), t.clone());
+        }
         t
     }
 
@@ -589,6 +644,86 @@ enum Visit<'a> {
     Expr(&'a Expr),
 }
 
+/// One item of a [`walk_scoped`] walk: something that may bind a local, with the function
+/// it is in and the end of its scope.
+enum Scoped<'a> {
+    Param { f: FnId, param: usize, end: usize },
+    Let { f: FnId, b: &'a Binding, end: usize },
+    Expr { f: FnId, e: &'a Expr, end: usize },
+}
+
+/// Walks `root` and every lambda, local function and anonymous-class method written in it,
+/// in source order, listing parameters, bindings and expressions with their scope ends.
+/// Iterative.
+fn walk_scoped<'a>(p: &'a Project, root: FnRef, out: &mut Vec<Scoped<'a>>) {
+    enum W<'a> {
+        F(FnId),
+        S(FnId, &'a Stmt, usize),
+        E(FnId, &'a Expr, usize),
+    }
+    let facts = &p.units[root.unit].facts;
+    let mut stack = vec![W::F(root.f)];
+    let mut seen_fns: HashSet<FnId> = HashSet::new();
+    while let Some(w) = stack.pop() {
+        match w {
+            W::F(f) => {
+                if !seen_fns.insert(f) {
+                    continue;
+                }
+                let Some(func) = facts.functions.get(f) else {
+                    continue;
+                };
+                let end = func.span.end;
+                for param in 0..func.params.len() {
+                    out.push(Scoped::Param { f, param, end });
+                }
+                stack.extend(func.body.iter().rev().map(|s| W::S(f, s, end)));
+            }
+            W::S(f, Stmt::Let(b), end) => {
+                out.push(Scoped::Let { f, b, end });
+                if let Some(init) = &b.init {
+                    stack.push(W::E(f, init, end));
+                }
+            }
+            W::S(f, Stmt::Expr(e), end) => stack.push(W::E(f, e, end)),
+            W::S(_, Stmt::LocalFn(id), _) => stack.push(W::F(*id)),
+            W::S(_, Stmt::LocalType(t), _) => {
+                if let Some(ty) = facts.types.get(*t) {
+                    stack.extend(ty.methods.iter().rev().map(|&m| W::F(m)));
+                }
+            }
+            W::E(f, e, end) => {
+                out.push(Scoped::Expr { f, e, end });
+                let start = stack.len();
+                match &e.kind {
+                    ExprKind::Block(stmts) => {
+                        stack.extend(stmts.iter().map(|s| W::S(f, s, e.span.end)));
+                    }
+                    ExprKind::Lambda(id) => stack.push(W::F(*id)),
+                    ExprKind::New { body: Some(t), .. } | ExprKind::Object(t) => {
+                        e.for_each_child(|c| stack.push(W::E(f, c, end)));
+                        if let Some(ty) = facts.types.get(*t) {
+                            stack.extend(ty.methods.iter().map(|&m| W::F(m)));
+                        }
+                    }
+                    ExprKind::Try { resources, .. } => {
+                        for r in resources {
+                            out.push(Scoped::Let {
+                                f,
+                                b: r,
+                                end: e.span.end,
+                            });
+                        }
+                        e.for_each_child(|c| stack.push(W::E(f, c, end)));
+                    }
+                    _ => e.for_each_child(|c| stack.push(W::E(f, c, end))),
+                }
+                stack[start..].reverse();
+            }
+        }
+    }
+}
+
 /// Visits every binding and expression in `stmts` in source order, without entering lambda
 /// bodies. Iterative.
 fn walk_body<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(Visit<'a>)) {
@@ -634,7 +769,16 @@ struct Ev<'f, 'p> {
     depth: usize,
 }
 
-impl<'p> Ev<'_, 'p> {
+impl<'f, 'p> Ev<'f, 'p> {
+    fn new(flow: &'f Flow<'p>, at: FnRef, env: &'f Env) -> Self {
+        Ev {
+            flow,
+            at,
+            env,
+            depth: 0,
+        }
+    }
+
     fn lang(&self) -> Lang {
         self.flow.p.units[self.at.unit].lang
     }
@@ -840,23 +984,23 @@ impl<'p> Ev<'_, 'p> {
         None
     }
 
-    fn lambda_value(&mut self, id: usize) -> Option<Taint> {
-        let r = FnRef {
-            unit: self.at.unit,
+    /// The value a lambda written in this function returns, evaluated in the same
+    /// environment (it shares the enclosing function's locals).
+    fn lambda_value(&mut self, id: FnId) -> Option<Taint> {
+        let saved = self.at;
+        self.at = FnRef {
+            unit: saved.unit,
             f: id,
         };
-        self.flow.returns_fresh(r)
+        let t = self.value_of_fn();
+        self.at = saved;
+        t
     }
 
-    /// The value a function returns: its `return`s, or the last expression of its body.
-    fn value_of_fn(&self, f: FnRef) -> Option<Taint> {
-        let func = self.flow.p.func(f);
-        let mut ev = Ev {
-            flow: self.flow,
-            at: f,
-            env: self.env,
-            depth: 0,
-        };
+    /// The value the current function (`self.at`) returns: its `return`s, or the last
+    /// expression of its body.
+    fn value_of_fn(&mut self) -> Option<Taint> {
+        let func = self.flow.p.func(self.at);
         let mut found = None;
         walk_body(&func.body, &mut |v| {
             if found.is_some() {
@@ -867,14 +1011,14 @@ impl<'p> Ev<'_, 'p> {
                 ..
             }) = v
             {
-                found = ev.eval(x);
+                found = self.eval(x);
             }
         });
         if found.is_some() {
             return found;
         }
         match func.body.last() {
-            Some(Stmt::Expr(last)) if !matches!(last.kind, ExprKind::Return(_)) => ev.eval(last),
+            Some(Stmt::Expr(last)) if !matches!(last.kind, ExprKind::Return(_)) => self.eval(last),
             _ => None,
         }
     }
