@@ -508,9 +508,7 @@ impl<'p> Flow<'p> {
         }
         let mut complete = None;
         let t = self.tracked((f, which), &mut complete, || Some(compute(self, f)));
-        let Some(t) = t else {
-            return None;
-        };
+        let t = t?;
         if complete == Some(true) {
             table.borrow_mut().insert(f, t.clone());
         } else if self.summary_depth.get() > 0 {
