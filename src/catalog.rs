@@ -81,7 +81,7 @@ struct SourcesFile {
 pub struct Sinks {
     pub key_names: Vec<String>,
     pub key_variables: Vec<String>,
-    pub not_key_variables: Vec<String>,
+    pub key_variable_suffixes: Vec<String>,
     pub setter_prefixes: Vec<String>,
     pub key_wrappers: Vec<String>,
     pub header_name_constructors: Vec<String>,
@@ -210,37 +210,26 @@ impl Catalog {
         {
             return false;
         }
+        // The key token ends the name: `X-Idempotency-Key`, `stripe.idempotency_key`, not
+        // `idempotency_key.elapsed_ns`.
         let n = normalise(name);
-        !n.is_empty() && self.sinks.key_names.iter().any(|k| n.contains(k.as_str()))
+        self.sinks.key_names.iter().any(|k| n.ends_with(k.as_str()))
     }
 
     /// Is `name` (a variable, field or parameter) named like something holding a key?
+    /// `idempotencyKey`, `stripeIdempotencyKey`, `idempotencyKeyValue`; not
+    /// `IDEMPOTENCY_KEY_HEADER`, `idempotencyKeyExpiresAt`, `idempotencyKeyEnabled`.
     pub fn is_key_variable(&self, name: &str) -> bool {
         if !contains_ignore_ascii_case(name, "idem") {
             return false;
         }
         let n = normalise(name);
-        if !self
-            .sinks
-            .key_variables
-            .iter()
-            .any(|k| n.contains(k.as_str()))
-        {
-            return false;
-        }
-        // `IDEMPOTENCY_KEY_HEADER`, `idempotencyKeyName`, `idempotencyKeyEnabled` hold names/flags.
-        let tail = self
-            .sinks
-            .key_variables
-            .iter()
-            .filter_map(|k| n.find(k.as_str()).map(|i| &n[i + k.len()..]))
-            .next()
-            .unwrap_or("");
-        !self
-            .sinks
-            .not_key_variables
-            .iter()
-            .any(|s| tail.starts_with(s.as_str()) && !s.is_empty())
+        self.sinks.key_variables.iter().any(|k| {
+            n.find(k.as_str()).is_some_and(|i| {
+                let tail = &n[i + k.len()..];
+                tail.is_empty() || self.sinks.key_variable_suffixes.iter().any(|s| tail == s)
+            })
+        })
     }
 
     /// Is a call named `name` a setter that takes a key (`setIdempotencyKey`, `idempotency_key`)?

@@ -518,75 +518,79 @@ impl<'p> Flow<'p> {
     }
 
     /// Project functions a call may mean, narrowed by its receiver.
-    fn callees(&self, at: FnRef, receiver: Option<&Expr>, name: &str, args: &[Arg]) -> Vec<FnRef> {
+    ///
+    /// `recv_type` is the receiver's declared or constructed type when known; with it, only
+    /// methods of that type (or of types implementing it) are candidates. Without it, a call
+    /// on an arbitrary receiver resolves only to a unique, non-generic project function.
+    fn callees(
+        &self,
+        at: FnRef,
+        receiver: Option<&Expr>,
+        recv_type: Option<&str>,
+        name: &str,
+        args: &[Arg],
+    ) -> Vec<FnRef> {
         let arity = args.len();
         let all: Vec<FnRef> = self.p.resolve(name, arity).collect();
         if all.is_empty() {
             return all;
         }
-        let owner_name = |r: &FnRef| {
-            self.p.func(*r).owner.and_then(|t| {
-                let ty = &self.p.units[r.unit].facts.types[t];
-                ty.name.clone().map(|n| {
-                    (
-                        n,
-                        ty.parent_type
-                            .and_then(|pt| self.p.units[r.unit].facts.types[pt].name.clone()),
-                    )
-                })
+        // Does a candidate belong to type `t` (its class, its companion's class, or a class
+        // implementing `t`)?
+        let owned_by = |r: &FnRef, t: &str| {
+            self.p.func(*r).owner.is_some_and(|o| {
+                let facts = &self.p.units[r.unit].facts;
+                let ty = &facts.types[o];
+                ty.name.as_deref().map(simple_name) == Some(t)
+                    || ty
+                        .parent_type
+                        .and_then(|pt| facts.types[pt].name.as_deref())
+                        .map(simple_name)
+                        == Some(t)
+                    || self
+                        .p
+                        .all_supertypes(crate::project::TypeRef { unit: r.unit, t: o })
+                        .iter()
+                        .any(|s| s == t)
             })
         };
-        match receiver.map(|r| &r.kind) {
-            None | Some(ExprKind::Name(_)) if is_self_receiver(receiver) => {
-                // Same type first, then same file, then anything.
-                let my_owner = self
-                    .p
-                    .func(at)
-                    .owner
-                    .or_else(|| self.p.ancestors(at).find_map(|a| self.p.func(a).owner));
-                let same: Vec<FnRef> = all
-                    .iter()
-                    .copied()
-                    .filter(|r| r.unit == at.unit && self.p.func(*r).owner == my_owner)
-                    .collect();
-                if !same.is_empty() {
-                    return same;
-                }
-                let same_file: Vec<FnRef> =
-                    all.iter().copied().filter(|r| r.unit == at.unit).collect();
-                if !same_file.is_empty() {
-                    return same_file;
-                }
-                if GENERIC_NAMES.contains(&name) {
-                    return Vec::new();
-                }
-                all
+        if is_self_receiver(receiver) {
+            // Same type (and overrides in its subclasses: template methods), then same file.
+            let my_owner = self.p.ancestors(at).find_map(|a| self.p.func(a).owner);
+            let my_name = my_owner
+                .and_then(|o| self.p.units[at.unit].facts.types[o].name.as_deref())
+                .map(simple_name);
+            let same: Vec<FnRef> = all
+                .iter()
+                .copied()
+                .filter(|r| {
+                    (r.unit == at.unit && self.p.func(*r).owner == my_owner)
+                        || my_name.is_some_and(|n| owned_by(r, n))
+                })
+                .collect();
+            if !same.is_empty() {
+                return same;
             }
-            Some(_) => {
-                let recv = receiver.and_then(|r| r.path_text());
-                if let Some(recv) = recv {
-                    let t = simple_name(&recv);
-                    if t.starts_with(|c: char| c.is_uppercase()) {
-                        let on_type: Vec<FnRef> = all
-                            .iter()
-                            .copied()
-                            .filter(|r| {
-                                owner_name(r).is_some_and(|(n, parent)| {
-                                    simple_name(&n) == t
-                                        || parent.as_deref().map(simple_name) == Some(t)
-                                })
-                            })
-                            .collect();
-                        return on_type;
-                    }
-                }
-                if GENERIC_NAMES.contains(&name) {
-                    return Vec::new();
-                }
-                all
+            let same_file: Vec<FnRef> = all.iter().copied().filter(|r| r.unit == at.unit).collect();
+            if !same_file.is_empty() {
+                return same_file;
             }
-            None => all,
+            if GENERIC_NAMES.contains(&name) || all.len() > 1 {
+                return Vec::new();
+            }
+            return all;
         }
+        let path_type = receiver
+            .and_then(|r| r.path_text())
+            .map(|p| simple_name(&p).to_string())
+            .filter(|t| t.starts_with(|c: char| c.is_uppercase()));
+        if let Some(t) = path_type.as_deref().or(recv_type) {
+            return all.into_iter().filter(|r| owned_by(r, t)).collect();
+        }
+        if GENERIC_NAMES.contains(&name) || all.len() > 1 {
+            return Vec::new();
+        }
+        all
     }
 }
 
@@ -881,7 +885,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                         return self.source(e, SourceKind::Random);
                     }
                 }
-                if self.is_date_formatter_ctor(t) {
+                if self.is_date_formatter_ctor(t) || is_error_type(t) {
                     return None;
                 }
                 self.eval_args(args)
@@ -963,7 +967,11 @@ impl<'f, 'p> Ev<'f, 'p> {
     /// A method reference used as a supplier (`orElseGet(Keys::fresh)`): fresh if the referenced
     /// project function returns a fresh value when called with no arguments.
     fn method_ref_value(&mut self, e: &Expr, receiver: Option<&Expr>, name: &str) -> Option<Taint> {
-        for callee in self.flow.callees(self.at, receiver, name, &[]) {
+        let rt = receiver.and_then(|r| self.receiver_type(r));
+        for callee in self
+            .flow
+            .callees(self.at, receiver, rt.as_deref(), name, &[])
+        {
             if let Some(inner) = self.flow.returns_fresh(callee) {
                 return Some(Taint {
                     span: e.span,
@@ -1039,7 +1047,11 @@ impl<'f, 'p> Ev<'f, 'p> {
             return decided;
         }
         // Project helpers that return a fresh value.
-        for callee in self.flow.callees(self.at, receiver, name, args) {
+        let rt = receiver.and_then(|r| self.receiver_type(r));
+        for callee in self
+            .flow
+            .callees(self.at, receiver, rt.as_deref(), name, args)
+        {
             if let Some(inner) = self.flow.returns_fresh(callee) {
                 let via = inner.via.clone().unwrap_or_else(|| {
                     Rc::new(Via {
@@ -1061,13 +1073,33 @@ impl<'f, 'p> Ev<'f, 'p> {
                 });
             }
         }
-        // Setting some other header on a builder does not make the builder a key.
-        if is_header_setter(name)
-            && !args.is_empty()
-            && let Some(n) = self.literal_name(&args[0].value)
-            && !cat.is_key_name(&n)
-        {
+        // Setting a header or attribute returns the builder (or the previous value), not
+        // the value set; sinks look at the arguments themselves.
+        if is_header_setter(name) && args.len() >= 2 {
             return receiver.and_then(|r| self.eval(r));
+        }
+        // Reading the incoming key (`request.header("Idempotency-Key")`) gives the caller's key.
+        if args.len() == 1 && is_header_getter(name) && self.is_key_name_expr(&args[0].value) {
+            return None;
+        }
+        // `cache.get(orderId, id -> UUID.randomUUID())` (Caffeine, Guava, Spring Cache): a
+        // value made once per id.
+        if name == "get"
+            && args.len() == 2
+            && matches!(
+                args[1].value.kind,
+                ExprKind::Lambda(_) | ExprKind::MethodRef { .. }
+            )
+        {
+            return None;
+        }
+        // `opt.orElseThrow(() -> new IllegalStateException(..))`: the lambda makes an error,
+        // not the value.
+        if is_error_path(name) {
+            return receiver.and_then(|r| self.eval(r));
+        }
+        if receiver.is_none() && is_error_type(name) {
+            return None;
         }
         if let Some(r) = receiver
             && let Some(t) = self.eval(r)
@@ -1263,6 +1295,23 @@ impl<'f, 'p> Ev<'f, 'p> {
             .and_then(|b| b.init.as_ref())
     }
 
+    /// The declared or constructed type of a call's receiver, when the code says it.
+    fn receiver_type(&self, r: &Expr) -> Option<String> {
+        match &r.kind {
+            ExprKind::Name(n) if n != "this" && n != "self" => self.var_type(n),
+            ExprKind::Field { receiver, name } if matches!(&receiver.kind, ExprKind::Name(s) if s == "this" || s == "self") => {
+                self.var_type(name)
+            }
+            ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+            ExprKind::Call {
+                receiver: None,
+                name,
+                ..
+            } if name.starts_with(|c: char| c.is_uppercase()) => Some(name.clone()),
+            _ => None,
+        }
+    }
+
     fn var_type(&self, name: &str) -> Option<String> {
         if let Some(t) = self.env.any_type(name) {
             return Some(t.clone());
@@ -1364,50 +1413,82 @@ impl<'f, 'p> Ev<'f, 'p> {
     /// A literal name: a string literal, a local or project constant holding one, a
     /// `HeaderName::from_static("..")`, or an ALL_CAPS constant named like a key header.
     fn literal_name(&self, e: &Expr) -> Option<String> {
+        let is_const = |n: &str| {
+            n.chars()
+                .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+        };
         match &e.kind {
             ExprKind::Str(s) => Some(s.clone()),
-            ExprKind::Name(n) | ExprKind::Field { name: n, .. } => {
+            ExprKind::Name(n) => {
                 if let Some(Val {
                     str_const: Some(s), ..
                 }) = self.env.get(n.as_str(), e.span.start)
                 {
                     return Some(s.clone());
                 }
-                let vals = self.flow.p.constant_values(n);
-                if let Some(first) = vals.first() {
-                    // Ambiguous constants count as a key name only if every value is one.
-                    let cat = self.flow.cat;
-                    if vals.iter().all(|v| cat.is_key_name(v)) || vals.len() == 1 {
-                        return Some(first.clone());
-                    }
-                    return Some(String::new());
+                // A constant of the enclosing type or file, then one declared elsewhere in the
+                // project (static import) if every declaration agrees.
+                if let Some(init) = self.field_init(n) {
+                    return self.flow.p.const_str(init, self.flow.cat);
                 }
-                let is_const = n
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit());
-                if is_const && self.flow.cat.is_key_name(n) {
-                    return Some(n.clone());
+                if let Some(v) = self.flow.p.unique_constant(n) {
+                    return Some(v.to_string());
                 }
-                if matches!(e.kind, ExprKind::Field { .. }) && is_const {
-                    return Some(n.clone());
+                (is_const(n) && self.flow.cat.is_key_name(n)).then(|| n.clone())
+            }
+            ExprKind::Field { receiver, name: n } => {
+                if matches!(&receiver.kind, ExprKind::Name(r) if r == "this" || r == "self" || r == "Self")
+                {
+                    return self
+                        .field_init(n)
+                        .and_then(|init| self.flow.p.const_str(init, self.flow.cat));
+                }
+                // `Headers.IDEMPOTENCY_KEY`: the field of that project type; a constant of a
+                // library type is known only by its name.
+                if let Some(path) = receiver.path_text()
+                    && let Some(v) = self
+                        .flow
+                        .p
+                        .type_constant(simple_name(&path), n, self.flow.cat)
+                {
+                    return Some(v);
+                }
+                (is_const(n) && self.flow.cat.is_key_name(n)).then(|| n.clone())
+            }
+            ExprKind::Call {
+                name,
+                args,
+                receiver,
+            } => {
+                if args.is_empty()
+                    && matches!(
+                        name.as_str(),
+                        "clone" | "to_owned" | "as_str" | "to_string" | "as_ref"
+                    )
+                    && let Some(r) = receiver
+                {
+                    return self.literal_name(r);
+                }
+                if args.len() == 1 && self.is_header_name_ctor(name) {
+                    return self.literal_name(&args[0].value);
                 }
                 None
             }
-            ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
-                if self
-                    .flow
-                    .cat
-                    .sinks
-                    .header_name_constructors
-                    .iter()
-                    .any(|c| c == simple_name(name))
-                    && args.len() == 1 =>
-            {
+            ExprKind::New { ty, args, .. } if args.len() == 1 && self.is_header_name_ctor(ty) => {
                 self.literal_name(&args[0].value)
             }
             ExprKind::Unary { operand, .. } => self.literal_name(operand),
             _ => None,
         }
+    }
+
+    fn is_header_name_ctor(&self, name: &str) -> bool {
+        self.flow
+            .cat
+            .sinks
+            .header_name_constructors
+            .iter()
+            .any(|c| c == simple_name(name))
     }
 
     /// A header / attribute / map-key name that carries an idempotency key. Only name-like
@@ -1500,7 +1581,11 @@ impl<'f, 'p> Ev<'f, 'p> {
                 }
                 self.param_sinks(receiver.as_deref(), name, args, out);
                 // Helpers that put a fresh key in a sink themselves.
-                for callee in self.flow.callees(self.at, receiver.as_deref(), name, args) {
+                let rt = receiver.as_deref().and_then(|r| self.receiver_type(r));
+                for callee in
+                    self.flow
+                        .callees(self.at, receiver.as_deref(), rt.as_deref(), name, args)
+                {
                     if callee == self.at {
                         continue;
                     }
@@ -1526,7 +1611,11 @@ impl<'f, 'p> Ev<'f, 'p> {
                     }
                 }
             }
-            ExprKind::New { args, .. } | ExprKind::Macro { args, .. } => {
+            ExprKind::New { ty, args, .. } => {
+                self.args_sinks(args, out);
+                self.constructor_sinks(ty, args, out);
+            }
+            ExprKind::Macro { args, .. } => {
                 self.args_sinks(args, out);
             }
             _ => {}
@@ -1566,9 +1655,16 @@ impl<'f, 'p> Ev<'f, 'p> {
         if args.is_empty() || !self.flow.p.has_key_params(name) {
             return;
         }
-        let _ = receiver;
         let cat = self.flow.cat;
-        let candidates: Vec<FnRef> = self.flow.p.resolve(name, args.len()).collect();
+        let rt = receiver.and_then(|r| self.receiver_type(r));
+        let candidates: Vec<FnRef> =
+            if receiver.is_none() && name.starts_with(|c: char| c.is_uppercase()) {
+                // A Kotlin constructor call `PayoutRequest(..)`.
+                self.flow.p.resolve(name, args.len()).collect()
+            } else {
+                self.flow
+                    .callees(self.at, receiver, rt.as_deref(), name, args)
+            };
         let mut key_idx: Option<usize> = None;
         for c in candidates {
             let f = self.flow.p.func(c);
@@ -1596,6 +1692,76 @@ impl<'f, 'p> Ev<'f, 'p> {
             self.push_flow(&a.value, a.value.span, out);
         }
     }
+}
+
+impl Ev<'_, '_> {
+    /// `new PayoutRequest(UUID.randomUUID().toString(), amount)`: the argument bound to a
+    /// constructor parameter or record component named like a key.
+    fn constructor_sinks(&mut self, ty: &str, args: &[Arg], out: &mut Vec<KeyFlow>) {
+        if args.is_empty() || args.iter().any(|a| a.name.is_some()) {
+            return;
+        }
+        let ty = simple_name(ty);
+        let p = self.flow.p;
+        let cat = self.flow.cat;
+        let mut names: Option<Vec<String>> = None;
+        for c in p.resolve(ty, args.len()) {
+            if p.func(c).kind == crate::facts::FnKind::Constructor {
+                names = Some(p.func(c).params.iter().map(|x| x.name.clone()).collect());
+                break;
+            }
+        }
+        if names.is_none() {
+            names = p.record_components(ty, args.len());
+        }
+        let Some(names) = names else { return };
+        if let Some(i) = names.iter().position(|n| cat.is_key_variable(n)) {
+            let a = &args[i];
+            self.push_flow(&a.value, a.value.span, out);
+        }
+    }
+}
+
+fn is_header_getter(name: &str) -> bool {
+    matches!(
+        name,
+        "header"
+            | "getHeader"
+            | "getFirstHeader"
+            | "getLastHeader"
+            | "get"
+            | "getFirst"
+            | "getHeaderString"
+            | "firstValue"
+            | "getAttribute"
+            | "attribute"
+            | "tag"
+            | "headers"
+    )
+}
+
+/// Calls whose lambda / argument builds an error for the missing case.
+fn is_error_path(name: &str) -> bool {
+    matches!(
+        name,
+        "orElseThrow"
+            | "ok_or_else"
+            | "ok_or"
+            | "map_err"
+            | "context"
+            | "with_context"
+            | "expect"
+            | "requireNotNull"
+            | "checkNotNull"
+            | "getOrThrow"
+    )
+}
+
+/// `IllegalStateException`, `MissingKeyError`: constructing an error is not making a value.
+fn is_error_type(name: &str) -> bool {
+    let n = simple_name(name);
+    n.starts_with(|c: char| c.is_uppercase())
+        && (n.ends_with("Exception") || n.ends_with("Error") || n.ends_with("Throwable"))
 }
 
 fn is_header_setter(name: &str) -> bool {

@@ -119,20 +119,30 @@ impl Project {
     /// (`class StripeKeys : BaseKeyInterceptor()` where the base implements `Interceptor`).
     pub fn all_supertypes(&self, r: TypeRef) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
+        for (s, _, _) in self.supertype_origins(r) {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    /// Every supertype of a type, transitively through project types: (simple name, name as
+    /// written, the unit whose declaration names it — its imports say which `Interceptor`).
+    pub fn supertype_origins(&self, r: TypeRef) -> Vec<(String, String, usize)> {
+        let mut out = Vec::new();
         let mut seen = HashSet::new();
         let mut stack = vec![r];
         while let Some(t) = stack.pop() {
             if !seen.insert(t) || seen.len() > 64 {
                 continue;
             }
-            for s in &self.units[t.unit].facts.types[t.t].supertypes {
-                let s = simple_name(s).to_string();
+            for written in &self.units[t.unit].facts.types[t.t].supertypes {
+                let s = simple_name(written).to_string();
                 if let Some(defs) = self.index.types_by_name.get(&s) {
                     stack.extend(defs.iter().copied());
                 }
-                if !out.contains(&s) {
-                    out.push(s);
-                }
+                out.push((s, written.clone(), t.unit));
             }
         }
         out
@@ -241,16 +251,95 @@ impl Index {
     }
 
     fn add_constant(&mut self, name: &str, init: Option<&Expr>) {
-        if let Some(Expr {
-            kind: ExprKind::Str(s),
-            ..
-        }) = init
-        {
-            self.constants
-                .entry(name.to_string())
-                .or_default()
-                .push(s.clone());
+        if let Some(v) = init.and_then(const_str_syntactic) {
+            self.constants.entry(name.to_string()).or_default().push(v);
         }
+    }
+}
+
+/// The string a constant initialiser holds: a literal, or a header name built from one
+/// (`HeaderName::from_static("idempotency-key")`).
+fn const_str_syntactic(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Str(s) => Some(s.clone()),
+        ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
+            if args.len() == 1
+                && matches!(
+                    simple_name(name),
+                    "from_static" | "from_str" | "HeaderName" | "of"
+                ) =>
+        {
+            const_str_syntactic(&args[0].value)
+        }
+        _ => None,
+    }
+}
+
+impl Project {
+    /// See [`const_str_syntactic`]; the catalogue's header-name constructors count too.
+    pub fn const_str(&self, e: &Expr, cat: &crate::catalog::Catalog) -> Option<String> {
+        match &e.kind {
+            ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
+                if args.len() == 1
+                    && cat
+                        .sinks
+                        .header_name_constructors
+                        .iter()
+                        .any(|c| c == simple_name(name)) =>
+            {
+                self.const_str(&args[0].value, cat)
+            }
+            _ => const_str_syntactic(e),
+        }
+    }
+
+    /// Component names of a record type `ty` with `n` components (Java records, whose
+    /// canonical constructor is implicit).
+    pub fn record_components(&self, ty: &str, n: usize) -> Option<Vec<String>> {
+        self.index.types_by_name.get(ty)?.iter().find_map(|r| {
+            let decl = &self.units[r.unit].facts.types[r.t];
+            let comps: Vec<String> = decl
+                .fields
+                .iter()
+                .filter(|b| !b.modifiers.iter().any(|m| m == "static"))
+                .map(|b| b.name.clone())
+                .collect();
+            (decl.kind == crate::facts::TypeKind::Record && comps.len() == n).then_some(comps)
+        })
+    }
+
+    /// The value of a constant named `name` if every declaration of it in the project agrees.
+    pub fn unique_constant(&self, name: &str) -> Option<&str> {
+        let vals = self.constant_values(name);
+        let first = vals.first()?;
+        vals.iter().all(|v| v == first).then_some(first.as_str())
+    }
+
+    /// The string value of field `field` of project type `ty` (`Headers.IDEMPOTENCY_KEY`),
+    /// looking into companion objects too.
+    pub fn type_constant(
+        &self,
+        ty: &str,
+        field: &str,
+        cat: &crate::catalog::Catalog,
+    ) -> Option<String> {
+        for r in self.index.types_by_name.get(ty)? {
+            let facts = &self.units[r.unit].facts;
+            let decl = &facts.types[r.t];
+            let own = decl.fields.iter();
+            let nested = decl
+                .nested
+                .iter()
+                .flat_map(|&n| facts.types[n].fields.iter());
+            for b in own.chain(nested) {
+                if b.name == field
+                    && let Some(v) = b.init.as_ref().and_then(|i| self.const_str(i, cat))
+                {
+                    return Some(v);
+                }
+            }
+        }
+        None
     }
 }
 

@@ -24,11 +24,70 @@ pub fn find(
     cat: &'static Catalog,
 ) -> HashMap<FnRef, std::sync::Arc<InterceptorScope>> {
     let mut out = HashMap::new();
+    let mut bases = Vec::new();
     for u in 0..p.units.len() {
-        classes(p, cat, u, &mut out);
+        classes(p, cat, u, &mut out, &mut bases);
         lambdas(p, cat, u, &mut out);
     }
+    template_methods(p, &bases, &mut out);
     out
+}
+
+/// An interceptor class and the names its body calls on itself: a subclass that overrides
+/// one of those (a template-method hook, `protected String newKey()`) runs inside it.
+struct Base {
+    ty: TypeRef,
+    name: String,
+    scope: std::sync::Arc<InterceptorScope>,
+    hooks: Vec<String>,
+}
+
+fn template_methods(
+    p: &Project,
+    bases: &[Base],
+    out: &mut HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
+) {
+    if bases.is_empty() {
+        return;
+    }
+    for u in 0..p.units.len() {
+        let facts = &p.units[u].facts;
+        for (t, ty) in facts.types.iter().enumerate() {
+            if ty.supertypes.is_empty() {
+                continue;
+            }
+            let supers = p.all_supertypes(TypeRef { unit: u, t });
+            for b in bases {
+                if b.ty == (TypeRef { unit: u, t }) || !supers.contains(&b.name) {
+                    continue;
+                }
+                let e = b.scope.entry;
+                let scope = std::sync::Arc::new(InterceptorScope {
+                    entry: e,
+                    anchor_unit: u,
+                    anchor: ty.name_span,
+                    what: format!(
+                        "`{}` extends `{}`, {} {} {}",
+                        ty.name.as_deref().unwrap_or("this class"),
+                        b.name,
+                        article(&e.framework),
+                        e.framework,
+                        e.kind
+                    ),
+                });
+                for &m in &ty.methods {
+                    let f = &facts.functions[m];
+                    if f.name
+                        .as_deref()
+                        .is_some_and(|n| b.hooks.iter().any(|h| h == n))
+                    {
+                        out.entry(FnRef { unit: u, f: m })
+                            .or_insert_with(|| scope.clone());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The interceptor scope `f` runs in, if any (itself or an enclosing function).
@@ -54,16 +113,28 @@ fn classes(
     cat: &'static Catalog,
     u: usize,
     out: &mut HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
+    bases: &mut Vec<Base>,
 ) {
     let unit = &p.units[u];
     for (t, ty) in unit.facts.types.iter().enumerate() {
-        let supers = p.all_supertypes(TypeRef { unit: u, t });
-        if supers.is_empty() {
+        if ty.supertypes.is_empty() {
             continue;
         }
+        let supers = p.supertype_origins(TypeRef { unit: u, t });
+        // An entry applies when the file declaring the supertype imports the framework (or
+        // names it fully): a MyBatis `Interceptor` is not OkHttp's.
         let candidates: Vec<&'static InterceptorEntry> = cat
             .interceptors_for(unit.lang)
-            .filter(|e| e.supertypes.iter().any(|s| supers.contains(s)))
+            .filter(|e| {
+                supers.iter().any(|(s, written, origin)| {
+                    e.supertypes.contains(s)
+                        && (e.imports.is_empty()
+                            || imports_match(p, *origin, e)
+                            || e.imports
+                                .iter()
+                                .any(|pre| written.starts_with(pre.as_str())))
+                })
+            })
             .collect();
         if candidates.is_empty() {
             continue;
@@ -124,15 +195,31 @@ fn classes(
             anchor: ty.name_span,
             what,
         });
-        for f in with_same_type_helpers(p, u, t, &entries) {
+        let (body, hooks) = with_same_type_helpers(p, u, t, &entries);
+        for f in body {
             out.entry(FnRef { unit: u, f })
                 .or_insert_with(|| scope.clone());
+        }
+        if let Some(name) = &ty.name {
+            bases.push(Base {
+                ty: TypeRef { unit: u, t },
+                name: simple_name(name).to_string(),
+                scope: scope.clone(),
+                hooks,
+            });
         }
     }
 }
 
-/// The entry methods plus methods of the same type they call (transitively) on `this`/`self`.
-fn with_same_type_helpers(p: &Project, u: usize, t: TypeId, entries: &[FnId]) -> Vec<FnId> {
+/// The entry methods plus methods of the same type they call (transitively) on `this`/`self`,
+/// and the names of every method they call on `this`/`self` (declared here or not).
+fn with_same_type_helpers(
+    p: &Project,
+    u: usize,
+    t: TypeId,
+    entries: &[FnId],
+) -> (Vec<FnId>, Vec<String>) {
+    let mut called: Vec<String> = Vec::new();
     let facts = &p.units[u].facts;
     let ty = &facts.types[t];
     // Rust: methods of every `impl` block of the same type in this file.
@@ -171,6 +258,9 @@ fn with_same_type_helpers(p: &Project, u: usize, t: TypeId, entries: &[FnId]) ->
                 if !self_call {
                     return;
                 }
+                if !called.contains(name) {
+                    called.push(name.clone());
+                }
                 for &m in &methods {
                     if facts.functions[m].name.as_deref() == Some(name.as_str())
                         && !out.contains(&m)
@@ -181,7 +271,7 @@ fn with_same_type_helpers(p: &Project, u: usize, t: TypeId, entries: &[FnId]) ->
             });
         }
     }
-    out
+    (out, called)
 }
 
 /// Lambdas and method references registered as interceptors, SAM-constructed, assigned to an
