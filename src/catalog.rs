@@ -101,6 +101,8 @@ pub struct InterceptorEntry {
     #[serde(default)]
     pub receiver_hints: Vec<String>,
     #[serde(default)]
+    pub chain_hints: Vec<String>,
+    #[serde(default)]
     pub lambda_params: Option<usize>,
     #[serde(default)]
     pub sam: Vec<String>,

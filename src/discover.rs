@@ -52,7 +52,7 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
         if meta.is_file() {
             match Lang::from_path(root) {
                 Some(lang) => out.push(Candidate {
-                    path: root.clone(),
+                    path: normalise(root),
                     lang,
                     is_test: false,
                     explicit: true,
@@ -94,7 +94,7 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
                     };
                     let rel = e.path().strip_prefix(root).unwrap_or(e.path());
                     out.push(Candidate {
-                        path: e.path().to_path_buf(),
+                        path: normalise(e.path()),
                         lang,
                         is_test: is_test_path(rel),
                         explicit: false,
@@ -110,6 +110,19 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.dedup_by(|a, b| a.path == b.path);
     (out, errors)
+}
+
+/// The path without `.` components, so `./A.java` and `A.java` are one file.
+fn normalise(p: &Path) -> PathBuf {
+    let n: PathBuf = p
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    if n.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        n
+    }
 }
 
 fn err_path(e: &ignore::Error) -> Option<PathBuf> {
@@ -131,8 +144,8 @@ pub fn io_message(e: &std::io::Error) -> String {
 }
 
 /// Is this (root-relative) path test code? JVM: `src/test/..`, `src/androidTest/..`,
-/// `src/testFixtures/..`, `src/integrationTest/..`, files named `*Test`, `*Tests`, `*IT`,
-/// `*Spec`; Rust: a `tests/` directory, `tests.rs`, `*_test.rs`, `test_*.rs`.
+/// `src/testFixtures/..`, `src/integrationTest/..`, files named `*Test` or `*Tests`; Rust: a
+/// `tests/` directory, `tests.rs`, `*_test.rs`, `test_*.rs`.
 pub fn is_test_path(rel: &Path) -> bool {
     let comps: Vec<&str> = rel
         .components()
@@ -160,10 +173,7 @@ pub fn is_test_path(rel: &Path) -> bool {
             || stem.ends_with("_tests")
             || stem.starts_with("test_");
     }
-    stem.ends_with("Test")
-        || stem.ends_with("Tests")
-        || stem.ends_with("IT")
-        || stem.ends_with("Spec")
+    stem.ends_with("Test") || stem.ends_with("Tests")
 }
 
 #[cfg(test)]
@@ -177,7 +187,6 @@ mod tests {
             "app/src/androidTest/kotlin/A.kt",
             "src/integrationTest/java/A.java",
             "src/main/java/com/acme/ChargeClientTest.java",
-            "src/main/kotlin/ChargeSpec.kt",
             "tests/retry.rs",
             "src/billing/tests.rs",
             "src/billing/charge_test.rs",
@@ -191,6 +200,8 @@ mod tests {
             "src/billing/attest.rs",
             "src/main/java/com/acme/latest/Charges.java",
             "Charges.java",
+            "src/main/java/com/acme/HttpClientSpec.java",
+            "src/main/java/com/acme/ChargeIT.java",
         ] {
             assert!(!is_test_path(Path::new(p)), "{p}");
         }

@@ -148,6 +148,23 @@ impl Project {
         out
     }
 
+    /// The type `f` is written in: its owner, an enclosing function's owner, or (for a lambda
+    /// in a field initialiser) the innermost type whose body contains it.
+    pub fn enclosing_type(&self, f: FnRef) -> Option<TypeId> {
+        if let Some(t) = self.ancestors(f).find_map(|a| self.func(a).owner) {
+            return Some(t);
+        }
+        let span = self.func(f).span;
+        self.units[f.unit]
+            .facts
+            .types
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.span.contains(span))
+            .min_by_key(|(_, t)| t.span.len())
+            .map(|(i, _)| i)
+    }
+
     /// `f` and every lambda / local function nested in it, at any depth.
     pub fn with_nested(&self, f: FnRef) -> Vec<FnRef> {
         let mut out = vec![f];
@@ -217,24 +234,66 @@ impl Index {
         for b in &facts.globals {
             self.add_constant(&b.name, b.init.as_ref());
         }
-        // Registrations: `addNetworkInterceptor(new StripeKeys())`, `.addInterceptor(StripeKeys())`.
-        let mut visit = |e: &Expr| {
-            if let ExprKind::Call { name, args, .. } = &e.kind
-                && (name.starts_with("add") || name.ends_with("Interceptor") || name == "with")
-            {
+        // Registrations: `addNetworkInterceptor(new StripeKeys())`, `.addInterceptor(StripeKeys())`,
+        // `val keys = StripeKeys(); builder.addNetworkInterceptor(keys)`, a field holding one.
+        let constructed = |e: &Expr| match &e.kind {
+            ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+            ExprKind::Call {
+                name: n,
+                receiver: None,
+                ..
+            } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
+            _ => None,
+        };
+        let mut fields: HashMap<&str, String> = HashMap::new();
+        for t in &facts.types {
+            for b in &t.fields {
+                if let Some(ty) =
+                    b.ty.as_deref()
+                        .map(simple_name)
+                        .map(str::to_string)
+                        .or_else(|| b.init.as_ref().and_then(constructed))
+                {
+                    fields.insert(b.name.as_str(), ty);
+                }
+            }
+        }
+        let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();
+        bodies.push(&facts.top_level);
+        for body in bodies {
+            let mut locals: HashMap<&str, String> = HashMap::new();
+            crate::flow::walk_lets(body, &mut |b| {
+                if let Some(ty) =
+                    b.ty.as_deref()
+                        .map(simple_name)
+                        .map(str::to_string)
+                        .or_else(|| b.init.as_ref().and_then(constructed))
+                {
+                    locals.insert(b.name.as_str(), ty);
+                }
+            });
+            walk_stmts(body, &mut |e: &Expr| {
+                let ExprKind::Call { name, args, .. } = &e.kind else {
+                    return;
+                };
+                if !(name.starts_with("add")
+                    || name.ends_with("Interceptor")
+                    || name == "with"
+                    || name == "register")
+                {
+                    return;
+                }
                 for a in args {
-                    let ty = match &a.value.kind {
-                        ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-                        ExprKind::Call {
-                            name: n,
-                            receiver: None,
-                            ..
-                        } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
+                    let ty = constructed(&a.value).or_else(|| match &a.value.kind {
                         ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
                             Some(n.clone())
                         }
+                        ExprKind::Name(n) => {
+                            locals.get(n.as_str()).or(fields.get(n.as_str())).cloned()
+                        }
+                        ExprKind::Field { name: n, .. } => fields.get(n.as_str()).cloned(),
                         _ => None,
-                    };
+                    });
                     if let Some(ty) = ty {
                         let v = self.registrations.entry(ty).or_default();
                         if !v.contains(name) {
@@ -242,12 +301,8 @@ impl Index {
                         }
                     }
                 }
-            }
-        };
-        for f in &facts.functions {
-            walk_stmts(&f.body, &mut visit);
+            });
         }
-        walk_stmts(&facts.top_level, &mut visit);
     }
 
     fn add_constant(&mut self, name: &str, init: Option<&Expr>) {

@@ -46,10 +46,12 @@ pub fn parse_and_lower(lang: Lang, source: &str) -> Option<Parsed> {
         Lang::Kotlin => kotlin::lower(&mut lw, tree.root_node()),
         Lang::Rust => rust::lower(&mut lw, tree.root_node()),
     }
-    let has_errors = tree.root_node().has_error();
-    if has_errors {
+    if tree.root_node().has_error() {
         collect_errors(tree.root_node(), &mut lw.facts.syntax_errors);
     }
+    // Only errors that can be pointed at count (the Kotlin grammar flags some valid one-line
+    // bodies without an ERROR or MISSING node).
+    let has_errors = !lw.facts.syntax_errors.is_empty();
     let too_deep = lw.too_deep;
     Some(Parsed {
         facts: lw.facts,

@@ -18,6 +18,15 @@ pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
             continue;
         };
         let t = &fl.taint;
+        // A helper that is itself part of an interceptor (an overridden hook, a private
+        // method) is reported inside, where the key is made.
+        if fl.kind == FlowKind::HelperSetsKey
+            && t.via
+                .as_ref()
+                .is_some_and(|v| ctx.interceptor_of(v.at).is_some())
+        {
+            continue;
+        }
         // A value made in a helper that is itself part of the interceptor (a private method of
         // the interceptor class) is reported where it is made, with the call as a label.
         let in_helper = t

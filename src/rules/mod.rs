@@ -91,6 +91,18 @@ impl<'p> Ctx<'p> {
             .unwrap_or(f);
         let func = self.p.func(named);
         let name = func.name.clone().unwrap_or_else(|| "<lambda>".into());
+        if func.owner.is_none() && func.name.is_none() {
+            // A lambda in a field initialiser: name it after the innermost enclosing type.
+            let facts = &self.p.units[named.unit].facts;
+            if let Some(ty) = facts
+                .types
+                .iter()
+                .filter(|t| t.span.contains(func.span) && t.name.is_some())
+                .min_by_key(|t| t.span.len())
+            {
+                return format!("{}.<lambda>", ty.name.as_deref().unwrap_or(""));
+            }
+        }
         match func.owner {
             Some(t) => {
                 let ty = &self.p.units[named.unit].facts.types[t];

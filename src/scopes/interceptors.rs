@@ -295,11 +295,34 @@ fn lambdas(
             name,
             args,
         } => {
+            // `setInterceptors(List.of((req, body, ex) -> ..))`: look into list literals.
+            let mut values: Vec<&Expr> = Vec::new();
             for a in args {
+                match &a.value.kind {
+                    ExprKind::Call {
+                        name: list,
+                        args: items,
+                        ..
+                    } if matches!(
+                        list.as_str(),
+                        "of" | "listOf"
+                            | "asList"
+                            | "mutableListOf"
+                            | "arrayListOf"
+                            | "setOf"
+                            | "copyOf"
+                    ) =>
+                    {
+                        values.extend(items.iter().map(|i| &i.value));
+                    }
+                    _ => values.push(&a.value),
+                }
+            }
+            for value in values {
                 // `(HttpRequestInterceptor) (request, context) -> ..`
-                let (value, cast_ty) = match &a.value.kind {
+                let (value, cast_ty) = match &value.kind {
                     ExprKind::Cast { expr, ty } => (expr.as_ref(), Some(simple_name(ty))),
-                    _ => (&a.value, None),
+                    _ => (value, None),
                 };
                 let target = match &value.kind {
                     ExprKind::Lambda(id) => Target::Lambda(*id),
@@ -341,9 +364,14 @@ fn lambdas(
                         continue;
                     }
                 }
-                let n_params = match target {
-                    Target::Lambda(id) => lambda_params(id),
-                    Target::Method(_) => None,
+                let n_params = match &target {
+                    Target::Lambda(id) => lambda_params(*id),
+                    // The referenced method's parameter count, when it is in this file.
+                    Target::Method(m) => facts
+                        .functions
+                        .iter()
+                        .find(|f| f.name.as_deref() == Some(m.as_str()) && f.kind != FnKind::Lambda)
+                        .map(|f| f.params.iter().filter(|p| p.name != "self").count()),
                 };
                 // Entries whose imports match this file come first, so `HttpRequestInterceptor`
                 // picks HttpClient 4 or 5 by what the file imports.
@@ -364,6 +392,10 @@ fn lambdas(
                             || receiver
                                 .as_deref()
                                 .is_some_and(|r| mentions(r, &en.receiver_hints)))
+                        && (en.chain_hints.is_empty()
+                            || receiver
+                                .as_deref()
+                                .is_some_and(|r| mentions_in_chain(r, &en.chain_hints)))
                         && (en.lambda_params.is_none()
                             || n_params.is_none()
                             || en.lambda_params == n_params)
@@ -425,6 +457,12 @@ fn lambdas(
                 }
             }
         }
+        // `(ClientRequestFilter) ctx -> ..` anywhere: the cast names the interface.
+        ExprKind::Cast { expr, ty } => {
+            if let ExprKind::Lambda(id) = &expr.kind {
+                typed(p, u, &entries, simple_name(ty), *id, &mut found);
+            }
+        }
         ExprKind::Return(Some(v)) => {
             if let (ExprKind::Lambda(id), Some(f)) = (&v.kind, enclosing) {
                 let ret = p
@@ -433,7 +471,7 @@ fn lambdas(
                     .as_deref()
                     .map(simple_name)
                     .unwrap_or("");
-                typed(&entries, ret, *id, &mut found);
+                typed(p, u, &entries, ret, *id, &mut found);
             }
         }
         _ => {}
@@ -452,7 +490,7 @@ fn lambdas(
                 Some(ret),
             ) = (f.body.last(), f.return_type.as_deref())
         {
-            typed(&entries, simple_name(ret), *id, &mut typed_found);
+            typed(p, u, &entries, simple_name(ret), *id, &mut typed_found);
         }
         for s in &f.body {
             if let Stmt::Let(b) = s
@@ -464,7 +502,7 @@ fn lambdas(
                     Some(ty),
                 ) = (&b.init, &b.ty)
             {
-                typed(&entries, simple_name(ty), *id, &mut typed_found);
+                typed(p, u, &entries, simple_name(ty), *id, &mut typed_found);
             }
         }
     }
@@ -477,7 +515,7 @@ fn lambdas(
     for b in inits {
         if let Some(init) = &b.init {
             if let (ExprKind::Lambda(id), Some(ty)) = (&init.kind, &b.ty) {
-                typed(&entries, simple_name(ty), *id, &mut typed_found);
+                typed(p, u, &entries, simple_name(ty), *id, &mut typed_found);
             }
             walk_expr(init, &mut |e: &Expr| on_expr(e, None));
         }
@@ -517,6 +555,8 @@ fn is_distinctive(name: &str) -> bool {
 }
 
 fn typed(
+    p: &Project,
+    u: usize,
     entries: &[&'static InterceptorEntry],
     ty: &str,
     id: FnId,
@@ -525,11 +565,15 @@ fn typed(
     if ty.is_empty() {
         return;
     }
-    if let Some(entry) = entries
+    let mut matching = entries
         .iter()
         .copied()
-        .find(|e| e.supertypes.iter().any(|s| s == ty))
-    {
+        .filter(|e| e.supertypes.iter().any(|s| s == ty));
+    let first = matching.clone().next();
+    let entry = matching
+        .find(|e| !e.imports.is_empty() && imports_match(p, u, e))
+        .or(first);
+    if let Some(entry) = entry {
         found.push((
             id,
             entry,
@@ -543,7 +587,20 @@ fn typed(
     }
 }
 
-/// Does a receiver chain mention one of `hints` (as a call or field name)?
+/// Does the receiver chain mention one of `hints` anywhere (`WebClient.builder()...`)?
+fn mentions_in_chain(r: &Expr, hints: &[String]) -> bool {
+    let mut hit = false;
+    walk_expr(r, &mut |e: &Expr| {
+        if let ExprKind::Call { name, .. } | ExprKind::Field { name, .. } | ExprKind::Name(name) =
+            &e.kind
+            && hints.iter().any(|h| h == name)
+        {
+            hit = true;
+        }
+    });
+    hit
+}
+
 /// Is the receiver itself one of `hints` (`getInterceptors()`, `.interceptors`,
 /// `networkInterceptors()`)?
 fn mentions(r: &Expr, hints: &[String]) -> bool {
@@ -582,13 +639,16 @@ fn lambda_bound_to(p: &Project, u: usize, enclosing: Option<FnRef>, name: &str) 
                 return found;
             }
         }
-        let owner = p.ancestors(f).find_map(|a| p.func(a).owner)?;
-        return facts.types[owner]
-            .fields
-            .iter()
-            .find(|b| b.name == name)
-            .and_then(|b| b.init.as_ref())
-            .and_then(as_lambda);
+        if let Some(owner) = p.enclosing_type(f)
+            && let Some(b) = facts.types[owner].fields.iter().find(|b| b.name == name)
+        {
+            return b.init.as_ref().and_then(as_lambda);
+        }
     }
-    None
+    facts
+        .globals
+        .iter()
+        .find(|b| b.name == name)
+        .and_then(|b| b.init.as_ref())
+        .and_then(as_lambda)
 }
