@@ -311,6 +311,16 @@ fn tests_are_skipped_unless_asked_and_gitignore_is_respected() {
 }
 
 #[test]
+fn the_same_file_named_twice_is_checked_once() {
+    let d = project();
+    let rel = "src/main/java/com/acme/billing/KeyInterceptor.java";
+    let o = idemlint(d.path(), &["check", "--format", "json", rel, &format!("./{rel}")]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["findings"].as_array().unwrap().len(), 1);
+    assert_eq!(v["summary"]["files_checked"], 1);
+}
+
+#[test]
 fn output_is_deterministic_across_threads_and_runs() {
     let d = project();
     for i in 0..6 {
