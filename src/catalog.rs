@@ -102,6 +102,12 @@ pub struct InterceptorEntry {
     pub receiver_hints: Vec<String>,
     #[serde(default)]
     pub chain_hints: Vec<String>,
+    /// Annotation-declared filters: a class annotated with one of `class_annotations` whose
+    /// methods annotated with one of `method_annotations` are the body.
+    #[serde(default)]
+    pub class_annotations: Vec<String>,
+    #[serde(default)]
+    pub method_annotations: Vec<String>,
     #[serde(default)]
     pub lambda_params: Option<usize>,
     #[serde(default)]

@@ -117,6 +117,7 @@ fn classes(
 ) {
     let unit = &p.units[u];
     for (t, ty) in unit.facts.types.iter().enumerate() {
+        annotated(p, cat, u, t, out);
         if ty.supertypes.is_empty() {
             continue;
         }
@@ -207,6 +208,56 @@ fn classes(
                 scope: scope.clone(),
                 hooks,
             });
+        }
+    }
+}
+
+/// Annotation-declared filters (`@ClientFilter class .. { @RequestFilter fun stamp(..) }`).
+fn annotated(
+    p: &Project,
+    cat: &'static Catalog,
+    u: usize,
+    t: TypeId,
+    out: &mut HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
+) {
+    let unit = &p.units[u];
+    let ty = &unit.facts.types[t];
+    if ty.annotations.is_empty() {
+        return;
+    }
+    for e in cat.interceptors_for(unit.lang) {
+        if e.class_annotations.is_empty()
+            || !ty.annotations.iter().any(|a| e.class_annotations.contains(&a.name))
+            || !imports_match(p, u, e)
+        {
+            continue;
+        }
+        let entries: Vec<FnId> = ty
+            .methods
+            .iter()
+            .copied()
+            .filter(|&m| {
+                let f = &unit.facts.functions[m];
+                f.has_body && f.annotations.iter().any(|a| e.method_annotations.contains(&a.name))
+            })
+            .collect();
+        if entries.is_empty() {
+            continue;
+        }
+        let scope = std::sync::Arc::new(InterceptorScope {
+            entry: e,
+            anchor_unit: u,
+            anchor: ty.name_span,
+            what: format!(
+                "`{}` is {} {} {}",
+                ty.name.as_deref().unwrap_or("this class"),
+                article(&e.framework),
+                e.framework,
+                e.kind
+            ),
+        });
+        for f in with_same_type_helpers(p, u, t, &entries).0 {
+            out.entry(FnRef { unit: u, f }).or_insert_with(|| scope.clone());
         }
     }
 }
@@ -402,8 +453,7 @@ fn lambdas(
                         && (en.imports.is_empty()
                             || imports_match(p, u, en)
                             || en.lambda_params.is_some()
-                            || !en.receiver_hints.is_empty()
-                            || is_distinctive(name));
+                            || !en.receiver_hints.is_empty());
                     let sam = (en.sam.iter().any(|s| s == name)
                         || en.supertypes.iter().any(|s| s == name))
                         && receiver.as_deref().is_none_or(|r| {
@@ -548,11 +598,6 @@ fn is_sam_name(entries: &[&'static InterceptorEntry], name: &str) -> bool {
         .any(|e| e.sam.iter().any(|s| s == name) || e.supertypes.iter().any(|s| s == name))
 }
 
-/// Registration names that only an HTTP client uses (`addNetworkInterceptor`), as opposed to
-/// generic ones (`filter`, `add`) that need the other hints.
-fn is_distinctive(name: &str) -> bool {
-    name.contains("Interceptor")
-}
 
 fn typed(
     p: &Project,
