@@ -531,66 +531,44 @@ impl<'p> Flow<'p> {
         args: &[Arg],
     ) -> Vec<FnRef> {
         let arity = args.len();
-        let all: Vec<FnRef> = self.p.resolve(name, arity).collect();
-        if all.is_empty() {
-            return all;
+        if self.p.count_named(name) == 0 {
+            return Vec::new();
         }
-        // Does a candidate belong to type `t` (its class, its companion's class, or a class
-        // implementing `t`)?
-        let owned_by = |r: &FnRef, t: &str| {
-            self.p.func(*r).owner.is_some_and(|o| {
-                let facts = &self.p.units[r.unit].facts;
-                let ty = &facts.types[o];
-                ty.name.as_deref().map(simple_name) == Some(t)
-                    || ty
-                        .parent_type
-                        .and_then(|pt| facts.types[pt].name.as_deref())
-                        .map(simple_name)
-                        == Some(t)
-                    || self
-                        .p
-                        .all_supertypes(crate::project::TypeRef { unit: r.unit, t: o })
-                        .iter()
-                        .any(|s| s == t)
-            })
-        };
         if is_self_receiver(receiver) {
             // Same type (and overrides in its subclasses: template methods), then same file.
-            let my_owner = self.p.ancestors(at).find_map(|a| self.p.func(a).owner);
+            let my_owner = self.p.enclosing_type(at);
             let my_name = my_owner
                 .and_then(|o| self.p.units[at.unit].facts.types[o].name.as_deref())
                 .map(simple_name);
-            let same: Vec<FnRef> = all
-                .iter()
-                .copied()
-                .filter(|r| {
-                    (r.unit == at.unit && self.p.func(*r).owner == my_owner)
-                        || my_name.is_some_and(|n| owned_by(r, n))
-                })
-                .collect();
-            if !same.is_empty() {
-                return same;
+            if let Some(n) = my_name {
+                let on_type = self.p.resolve_on_type(n, name, arity);
+                if !on_type.is_empty() {
+                    return on_type;
+                }
             }
-            let same_file: Vec<FnRef> = all.iter().copied().filter(|r| r.unit == at.unit).collect();
+            let same_file = self.p.resolve_in_unit(at.unit, name, arity);
             if !same_file.is_empty() {
                 return same_file;
             }
-            if GENERIC_NAMES.contains(&name) || all.len() > 1 {
-                return Vec::new();
-            }
-            return all;
+            return self.unique(name, arity);
         }
         let path_type = receiver
             .and_then(|r| r.path_text())
             .map(|p| simple_name(&p).to_string())
             .filter(|t| t.starts_with(|c: char| c.is_uppercase()));
         if let Some(t) = path_type.as_deref().or(recv_type) {
-            return all.into_iter().filter(|r| owned_by(r, t)).collect();
+            return self.p.resolve_on_type(t, name, arity);
         }
-        if GENERIC_NAMES.contains(&name) || all.len() > 1 {
+        self.unique(name, arity)
+    }
+
+    /// The one project function called `name`, when there is exactly one and the name is not
+    /// a generic one.
+    fn unique(&self, name: &str, arity: usize) -> Vec<FnRef> {
+        if GENERIC_NAMES.contains(&name) || self.p.count_named(name) != 1 {
             return Vec::new();
         }
-        all
+        self.p.resolve(name, arity).collect()
     }
 }
 

@@ -29,6 +29,11 @@ pub struct TypeRef {
 #[derive(Default)]
 pub struct Index {
     fns_by_name: HashMap<String, Vec<FnRef>>,
+    /// (owner type simple name, method name) -> methods; a companion object's methods are
+    /// also filed under the enclosing type.
+    methods_by_owner: HashMap<(String, String), Vec<FnRef>>,
+    /// (unit, function name) -> functions of that file.
+    fns_by_unit: HashMap<(usize, String), Vec<FnRef>>,
     types_by_name: HashMap<String, Vec<TypeRef>>,
     /// Simple name -> every string literal a field/constant of that name is initialised with.
     constants: HashMap<String, Vec<String>>,
@@ -44,6 +49,10 @@ pub struct Project {
     pub index: Index,
     /// Per unit: the lambdas and local functions written directly in each function.
     pub children: Vec<HashMap<FnId, Vec<FnId>>>,
+    /// Per unit and type: simple names of all supertypes, transitively.
+    supers: Vec<Vec<Vec<String>>>,
+    /// Supertype simple name -> simple names of project types below it, transitively.
+    subtypes: HashMap<String, Vec<String>>,
 }
 
 impl Project {
@@ -64,11 +73,44 @@ impl Project {
                 m
             })
             .collect();
-        Project {
+        let mut project = Project {
             units,
             index,
             children,
+            supers: Vec::new(),
+            subtypes: HashMap::new(),
+        };
+        project.supers = (0..project.units.len())
+            .map(|u| {
+                (0..project.units[u].facts.types.len())
+                    .map(|t| {
+                        let mut out: Vec<String> = Vec::new();
+                        for (s, _, _) in project.supertype_origins(TypeRef { unit: u, t }) {
+                            if !out.contains(&s) {
+                                out.push(s);
+                            }
+                        }
+                        out
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut subtypes: HashMap<String, Vec<String>> = HashMap::new();
+        for (u, unit) in project.units.iter().enumerate() {
+            for (t, ty) in unit.facts.types.iter().enumerate() {
+                let Some(name) = ty.name.as_deref().map(simple_name) else {
+                    continue;
+                };
+                for sup in &project.supers[u][t] {
+                    let v = subtypes.entry(sup.clone()).or_default();
+                    if !v.iter().any(|x| x == name) {
+                        v.push(name.to_string());
+                    }
+                }
+            }
         }
+        project.subtypes = subtypes;
+        project
     }
 
     pub fn func(&self, r: FnRef) -> &Function {
@@ -91,6 +133,56 @@ impl Project {
                 let n = f.params.iter().filter(|p| p.name != "self").count();
                 n == arity
             })
+    }
+
+    fn arity_ok(&self, r: FnRef, arity: usize) -> bool {
+        self.func(r)
+            .params
+            .iter()
+            .filter(|p| p.name != "self")
+            .count()
+            == arity
+    }
+
+    /// Methods named `name` with `arity` parameters of type `ty` or of a project type that
+    /// extends / implements it (an override or implementation may be what runs).
+    pub fn resolve_on_type(&self, ty: &str, name: &str, arity: usize) -> Vec<FnRef> {
+        let mut out: Vec<FnRef> = Vec::new();
+        let mut add = |owner: &str| {
+            if let Some(v) = self
+                .index
+                .methods_by_owner
+                .get(&(owner.to_string(), name.to_string()))
+            {
+                for &r in v {
+                    if self.arity_ok(r, arity) && !out.contains(&r) {
+                        out.push(r);
+                    }
+                }
+            }
+        };
+        add(ty);
+        for sub in self.subtypes.get(ty).into_iter().flatten() {
+            add(sub);
+        }
+        out
+    }
+
+    /// Functions named `name` with `arity` parameters declared in unit `u`.
+    pub fn resolve_in_unit(&self, u: usize, name: &str, arity: usize) -> Vec<FnRef> {
+        self.index
+            .fns_by_unit
+            .get(&(u, name.to_string()))
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|r| self.arity_ok(*r, arity))
+            .collect()
+    }
+
+    /// How many project functions are named `name` (any arity).
+    pub fn count_named(&self, name: &str) -> usize {
+        self.index.fns_by_name.get(name).map_or(0, Vec::len)
     }
 
     /// String values a constant named `name` is declared with anywhere in the project.
@@ -117,14 +209,12 @@ impl Project {
 
     /// Simple names of all supertypes of a type, following project classes transitively
     /// (`class StripeKeys : BaseKeyInterceptor()` where the base implements `Interceptor`).
-    pub fn all_supertypes(&self, r: TypeRef) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for (s, _, _) in self.supertype_origins(r) {
-            if !out.contains(&s) {
-                out.push(s);
-            }
-        }
-        out
+    pub fn all_supertypes(&self, r: TypeRef) -> &[String] {
+        self.supers
+            .get(r.unit)
+            .and_then(|u| u.get(r.t))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// Every supertype of a type, transitively through project types: (simple name, name as
@@ -214,10 +304,29 @@ impl Index {
         }
         for (i, f) in facts.functions.iter().enumerate() {
             if let (Some(name), false) = (&f.name, f.kind == crate::facts::FnKind::Lambda) {
-                self.fns_by_name
-                    .entry(name.clone())
+                let r = FnRef { unit: u, f: i };
+                self.fns_by_name.entry(name.clone()).or_default().push(r);
+                self.fns_by_unit
+                    .entry((u, name.clone()))
                     .or_default()
-                    .push(FnRef { unit: u, f: i });
+                    .push(r);
+                if let Some(o) = f.owner {
+                    let ty = &facts.types[o];
+                    let mut owners: Vec<&str> =
+                        ty.name.as_deref().map(simple_name).into_iter().collect();
+                    if ty.kind == crate::facts::TypeKind::Object
+                        && let Some(parent) =
+                            ty.parent_type.and_then(|p| facts.types[p].name.as_deref())
+                    {
+                        owners.push(simple_name(parent));
+                    }
+                    for owner in owners {
+                        self.methods_by_owner
+                            .entry((owner.to_string(), name.clone()))
+                            .or_default()
+                            .push(r);
+                    }
+                }
             }
         }
         for (i, t) in facts.types.iter().enumerate() {

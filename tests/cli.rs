@@ -314,7 +314,10 @@ fn tests_are_skipped_unless_asked_and_gitignore_is_respected() {
 fn the_same_file_named_twice_is_checked_once() {
     let d = project();
     let rel = "src/main/java/com/acme/billing/KeyInterceptor.java";
-    let o = idemlint(d.path(), &["check", "--format", "json", rel, &format!("./{rel}")]);
+    let o = idemlint(
+        d.path(),
+        &["check", "--format", "json", rel, &format!("./{rel}")],
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["findings"].as_array().unwrap().len(), 1);
     assert_eq!(v["summary"]["files_checked"], 1);

@@ -227,7 +227,10 @@ fn annotated(
     }
     for e in cat.interceptors_for(unit.lang) {
         if e.class_annotations.is_empty()
-            || !ty.annotations.iter().any(|a| e.class_annotations.contains(&a.name))
+            || !ty
+                .annotations
+                .iter()
+                .any(|a| e.class_annotations.contains(&a.name))
             || !imports_match(p, u, e)
         {
             continue;
@@ -238,7 +241,10 @@ fn annotated(
             .copied()
             .filter(|&m| {
                 let f = &unit.facts.functions[m];
-                f.has_body && f.annotations.iter().any(|a| e.method_annotations.contains(&a.name))
+                f.has_body
+                    && f.annotations
+                        .iter()
+                        .any(|a| e.method_annotations.contains(&a.name))
             })
             .collect();
         if entries.is_empty() {
@@ -257,7 +263,8 @@ fn annotated(
             ),
         });
         for f in with_same_type_helpers(p, u, t, &entries).0 {
-            out.entry(FnRef { unit: u, f }).or_insert_with(|| scope.clone());
+            out.entry(FnRef { unit: u, f })
+                .or_insert_with(|| scope.clone());
         }
     }
 }
@@ -597,7 +604,6 @@ fn is_sam_name(entries: &[&'static InterceptorEntry], name: &str) -> bool {
         .iter()
         .any(|e| e.sam.iter().any(|s| s == name) || e.supertypes.iter().any(|s| s == name))
 }
-
 
 fn typed(
     p: &Project,
