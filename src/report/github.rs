@@ -20,8 +20,8 @@ pub fn render(report: &Report, base: &Path) -> String {
             f.end.column,
             escape_property(&format!("{} {}", f.rule.code, f.rule.name)),
             escape_data(&match &f.note {
-                Some(n) => format!("{} {} Fix: {}.", f.message, n, f.help),
-                None => format!("{} Fix: {}.", f.message, f.help),
+                Some(n) => format!("{}. {} Fix: {}.", f.message, n, f.help),
+                None => format!("{}. Fix: {}.", f.message, f.help),
             }),
         ));
     }

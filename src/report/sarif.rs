@@ -90,8 +90,8 @@ pub fn render(report: &Report, base: &Path) -> String {
                 "ruleIndex": rule_index,
                 "level": level(f.rule),
                 "message": {"text": match &f.note {
-                    Some(n) => format!("{} {} Fix: {}.", f.message, n, f.help),
-                    None => format!("{} Fix: {}.", f.message, f.help),
+                    Some(n) => format!("{}. {} Fix: {}.", f.message, n, f.help),
+                    None => format!("{}. Fix: {}.", f.message, f.help),
                 }},
                 "locations": [{
                     "physicalLocation": {

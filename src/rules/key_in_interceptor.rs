@@ -56,7 +56,7 @@ pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
             },
         };
         let message = format!(
-            "{what} inside {} {} {}: each run sends a new key, so a retried charge is charged again",
+            "{what} inside {} {} {}: every run sends a new key, so a retried request can charge the customer twice",
             crate::finding::article(&e.framework),
             e.framework,
             e.kind,
