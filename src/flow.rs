@@ -522,6 +522,10 @@ impl<'p> Flow<'p> {
     /// `recv_type` is the receiver's declared or constructed type when known; with it, only
     /// methods of that type (or of types implementing it) are candidates. Without it, a call
     /// on an arbitrary receiver resolves only to a unique, non-generic project function.
+    ///
+    /// The flag says every candidate must agree: the receiver is typed as an interface or base
+    /// type whose implementations differ (an injected `KeyGenerator` may be the random one or
+    /// the digest one), so only what they all do is known.
     fn callees(
         &self,
         at: FnRef,
@@ -529,10 +533,10 @@ impl<'p> Flow<'p> {
         recv_type: Option<&str>,
         name: &str,
         args: &[Arg],
-    ) -> Vec<FnRef> {
+    ) -> (Vec<FnRef>, bool) {
         let arity = args.len();
         if self.p.count_named(name) == 0 {
-            return Vec::new();
+            return (Vec::new(), false);
         }
         if is_self_receiver(receiver) {
             // Same type (and overrides in its subclasses: template methods), then same file.
@@ -543,23 +547,69 @@ impl<'p> Flow<'p> {
             if let Some(n) = my_name {
                 let on_type = self.p.resolve_on_type(n, name, arity);
                 if !on_type.is_empty() {
-                    return on_type;
+                    return (on_type, false);
                 }
             }
             let same_file = self.p.resolve_in_unit(at.unit, name, arity);
             if !same_file.is_empty() {
-                return same_file;
+                return (same_file, false);
             }
-            return self.unique(name, arity);
+            return (self.unique(name, arity), false);
         }
         let path_type = receiver
             .and_then(|r| r.path_text())
             .map(|p| simple_name(&p).to_string())
             .filter(|t| t.starts_with(|c: char| c.is_uppercase()));
         if let Some(t) = path_type.as_deref().or(recv_type) {
-            return self.p.resolve_on_type(t, name, arity);
+            let all = self.p.resolve_on_type(t, name, arity);
+            // The type's own implementation, when it has one, is what runs.
+            let own: Vec<FnRef> = all
+                .iter()
+                .copied()
+                .filter(|r| {
+                    self.p.func(*r).has_body
+                        && self.p.func(*r).owner.is_some_and(|o| {
+                            self.p.units[r.unit].facts.types[o]
+                                .name
+                                .as_deref()
+                                .map(simple_name)
+                                == Some(t)
+                        })
+                })
+                .collect();
+            if !own.is_empty() {
+                return (own, false);
+            }
+            return (all, true);
         }
-        self.unique(name, arity)
+        (self.unique(name, arity), false)
+    }
+
+    /// A summary of what calling `name` does, over its possible callees: any of them for a
+    /// call on this type or a unique function, all of them for a call through an interface.
+    fn callee_summary(
+        &self,
+        at: FnRef,
+        receiver: Option<&Expr>,
+        recv_type: Option<&str>,
+        name: &str,
+        args: &[Arg],
+        summary: impl Fn(&Self, FnRef) -> Option<Taint>,
+    ) -> Option<Taint> {
+        let (fns, all_must_agree) = self.callees(at, receiver, recv_type, name, args);
+        let mut with_body = fns
+            .into_iter()
+            .filter(|r| *r != at && self.p.func(*r).has_body);
+        if all_must_agree {
+            let mut first = None;
+            for r in with_body {
+                let t = summary(self, r)?;
+                first.get_or_insert(t);
+            }
+            first
+        } else {
+            with_body.find_map(|r| summary(self, r))
+        }
     }
 
     /// The one project function called `name`, when there is exactly one and the name is not
@@ -840,7 +890,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                     }
                     return Some(t);
                 }
-                None
+                self.property_getter(e, name)
             }
             Call {
                 receiver,
@@ -946,26 +996,47 @@ impl<'f, 'p> Ev<'f, 'p> {
     /// project function returns a fresh value when called with no arguments.
     fn method_ref_value(&mut self, e: &Expr, receiver: Option<&Expr>, name: &str) -> Option<Taint> {
         let rt = receiver.and_then(|r| self.receiver_type(r));
-        for callee in self
-            .flow
-            .callees(self.at, receiver, rt.as_deref(), name, &[])
-        {
-            if let Some(inner) = self.flow.returns_fresh(callee) {
-                return Some(Taint {
-                    span: e.span,
-                    at: self.at,
-                    kind: inner.kind,
-                    what: self.text(e.span),
-                    via: Some(Rc::new(Via {
-                        callee: name.to_string(),
-                        at: inner.at,
-                        span: inner.span,
-                        what: inner.what.clone(),
-                    })),
-                });
-            }
+        let inner =
+            self.flow
+                .callee_summary(self.at, receiver, rt.as_deref(), name, &[], |f, c| {
+                    f.returns_fresh(c)
+                })?;
+        Some(Taint {
+            span: e.span,
+            at: self.at,
+            kind: inner.kind,
+            what: self.text(e.span),
+            via: Some(Rc::new(Via {
+                callee: name.to_string(),
+                at: inner.at,
+                span: inner.span,
+                what: inner.what.clone(),
+            })),
+        })
+    }
+
+    /// A Kotlin property with a getter (`val Request.keyOrNew: String get() = ..`): reading
+    /// it runs the getter.
+    fn property_getter(&mut self, e: &Expr, name: &str) -> Option<Taint> {
+        let getter = format!("<get-{name}>");
+        if self.flow.p.count_named(&getter) == 0 {
+            return None;
         }
-        None
+        let inner = self
+            .flow
+            .callee_summary(self.at, None, None, &getter, &[], |f, c| f.returns_fresh(c))?;
+        Some(Taint {
+            span: e.span,
+            at: self.at,
+            kind: inner.kind,
+            what: self.text(e.span),
+            via: Some(Rc::new(Via {
+                callee: name.to_string(),
+                at: inner.at,
+                span: inner.span,
+                what: inner.what.clone(),
+            })),
+        })
     }
 
     /// The value a lambda written in this function returns, evaluated in the same
@@ -1026,30 +1097,30 @@ impl<'f, 'p> Ev<'f, 'p> {
         }
         // Project helpers that return a fresh value.
         let rt = receiver.and_then(|r| self.receiver_type(r));
-        for callee in self
-            .flow
-            .callees(self.at, receiver, rt.as_deref(), name, args)
+        if let Some(inner) =
+            self.flow
+                .callee_summary(self.at, receiver, rt.as_deref(), name, args, |f, c| {
+                    f.returns_fresh(c)
+                })
         {
-            if let Some(inner) = self.flow.returns_fresh(callee) {
-                let via = inner.via.clone().unwrap_or_else(|| {
-                    Rc::new(Via {
-                        callee: name.to_string(),
-                        at: inner.at,
-                        span: inner.span,
-                        what: inner.what.clone(),
-                    })
-                });
-                return Some(Taint {
-                    span: e.span,
-                    at: self.at,
-                    kind: inner.kind,
-                    what: self.text(e.span),
-                    via: Some(Rc::new(Via {
-                        callee: name.to_string(),
-                        ..(*via).clone()
-                    })),
-                });
-            }
+            let via = inner.via.clone().unwrap_or_else(|| {
+                Rc::new(Via {
+                    callee: name.to_string(),
+                    at: inner.at,
+                    span: inner.span,
+                    what: inner.what.clone(),
+                })
+            });
+            return Some(Taint {
+                span: e.span,
+                at: self.at,
+                kind: inner.kind,
+                what: self.text(e.span),
+                via: Some(Rc::new(Via {
+                    callee: name.to_string(),
+                    ..(*via).clone()
+                })),
+            });
         }
         // Setting a header or attribute returns the builder (or the previous value), not
         // the value set; sinks look at the arguments themselves.
@@ -1410,7 +1481,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                     return self.flow.p.const_str(init, self.flow.cat);
                 }
                 if let Some(v) = self.flow.p.unique_constant(n) {
-                    return Some(v.to_string());
+                    return Some(v);
                 }
                 (is_const(n) && self.flow.cat.is_key_name(n)).then(|| n.clone())
             }
@@ -1560,33 +1631,32 @@ impl<'f, 'p> Ev<'f, 'p> {
                 self.param_sinks(receiver.as_deref(), name, args, out);
                 // Helpers that put a fresh key in a sink themselves.
                 let rt = receiver.as_deref().and_then(|r| self.receiver_type(r));
-                for callee in
-                    self.flow
-                        .callees(self.at, receiver.as_deref(), rt.as_deref(), name, args)
-                {
-                    if callee == self.at {
-                        continue;
-                    }
-                    if let Some(inner) = self.flow.sets_fresh_key(callee) {
-                        out.push(KeyFlow {
-                            taint: Taint {
-                                span: e.span,
-                                at: self.at,
-                                kind: inner.kind,
-                                what: self.text(e.span),
-                                via: Some(Rc::new(Via {
-                                    callee: name.clone(),
-                                    at: inner.at,
-                                    span: inner.span,
-                                    what: inner.what.clone(),
-                                })),
-                            },
-                            sink: e.span,
-                            sink_fn: self.at,
-                            kind: FlowKind::HelperSetsKey,
-                        });
-                        break;
-                    }
+                let inner = self.flow.callee_summary(
+                    self.at,
+                    receiver.as_deref(),
+                    rt.as_deref(),
+                    name,
+                    args,
+                    |f, c| f.sets_fresh_key(c),
+                );
+                if let Some(inner) = inner {
+                    out.push(KeyFlow {
+                        taint: Taint {
+                            span: e.span,
+                            at: self.at,
+                            kind: inner.kind,
+                            what: self.text(e.span),
+                            via: Some(Rc::new(Via {
+                                callee: name.clone(),
+                                at: inner.at,
+                                span: inner.span,
+                                what: inner.what.clone(),
+                            })),
+                        },
+                        sink: e.span,
+                        sink_fn: self.at,
+                        kind: FlowKind::HelperSetsKey,
+                    });
                 }
             }
             ExprKind::New { ty, args, .. } => {
@@ -1642,6 +1712,7 @@ impl<'f, 'p> Ev<'f, 'p> {
             } else {
                 self.flow
                     .callees(self.at, receiver, rt.as_deref(), name, args)
+                    .0
             };
         let mut key_idx: Option<usize> = None;
         for c in candidates {

@@ -37,6 +37,8 @@ pub struct Index {
     types_by_name: HashMap<String, Vec<TypeRef>>,
     /// Simple name -> every string literal a field/constant of that name is initialised with.
     constants: HashMap<String, Vec<String>>,
+    /// Simple name -> constants it is initialised from (`A = B`, `A = from_static(B)`).
+    const_aliases: HashMap<String, Vec<String>>,
     /// Type simple name -> names of the calls it is passed to (`addNetworkInterceptor`).
     registrations: HashMap<String, Vec<String>>,
     /// Names of functions that may take a key parameter (a parameter named like one, or
@@ -415,9 +417,33 @@ impl Index {
     }
 
     fn add_constant(&mut self, name: &str, init: Option<&Expr>) {
-        if let Some(v) = init.and_then(const_str_syntactic) {
+        let Some(init) = init else { return };
+        if let Some(v) = const_str_syntactic(init) {
             self.constants.entry(name.to_string()).or_default().push(v);
+        } else if let Some(other) = const_alias(init) {
+            // `IDEMPOTENCY_KEY_NAME = HeaderName::from_static(IDEMPOTENCY_KEY)`
+            self.const_aliases
+                .entry(name.to_string())
+                .or_default()
+                .push(other);
         }
+    }
+}
+
+/// The constant another constant is initialised from: `B`, `Headers.B`, `from_static(B)`.
+fn const_alias(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Name(n) | ExprKind::Field { name: n, .. } => Some(n.clone()),
+        ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
+            if args.len() == 1
+                && matches!(
+                    simple_name(name),
+                    "from_static" | "from_str" | "HeaderName" | "of"
+                ) =>
+        {
+            const_alias(&args[0].value)
+        }
+        _ => None,
     }
 }
 
@@ -440,8 +466,14 @@ fn const_str_syntactic(e: &Expr) -> Option<String> {
 }
 
 impl Project {
-    /// See [`const_str_syntactic`]; the catalogue's header-name constructors count too.
+    /// See [`const_str_syntactic`]; the catalogue's header-name constructors count too, and a
+    /// constant initialised from another constant resolves to that one's value.
     pub fn const_str(&self, e: &Expr, cat: &crate::catalog::Catalog) -> Option<String> {
+        self.const_str_direct(e, cat)
+            .or_else(|| const_alias(e).and_then(|a| self.unique_constant(&a)))
+    }
+
+    fn const_str_direct(&self, e: &Expr, cat: &crate::catalog::Catalog) -> Option<String> {
         match &e.kind {
             ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
                 if args.len() == 1
@@ -451,7 +483,7 @@ impl Project {
                         .iter()
                         .any(|c| c == simple_name(name)) =>
             {
-                self.const_str(&args[0].value, cat)
+                self.const_str_direct(&args[0].value, cat)
             }
             _ => const_str_syntactic(e),
         }
@@ -472,11 +504,23 @@ impl Project {
         })
     }
 
-    /// The value of a constant named `name` if every declaration of it in the project agrees.
-    pub fn unique_constant(&self, name: &str) -> Option<&str> {
-        let vals = self.constant_values(name);
-        let first = vals.first()?;
-        vals.iter().all(|v| v == first).then_some(first.as_str())
+    /// The value of a constant named `name` if every declaration of it in the project agrees
+    /// (following constants initialised from other constants).
+    pub fn unique_constant(&self, name: &str) -> Option<String> {
+        let mut name = simple_name(name).to_string();
+        for _ in 0..8 {
+            let vals = self.constant_values(&name);
+            if let Some(first) = vals.first() {
+                return vals.iter().all(|v| v == first).then(|| first.clone());
+            }
+            let aliases = self.index.const_aliases.get(&name)?;
+            let first = aliases.first()?;
+            if !aliases.iter().all(|a| a == first) {
+                return None;
+            }
+            name = simple_name(first).to_string();
+        }
+        None
     }
 
     /// The string value of field `field` of project type `ty` (`Headers.IDEMPOTENCY_KEY`),

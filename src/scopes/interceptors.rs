@@ -696,10 +696,16 @@ fn lambda_bound_to(p: &Project, u: usize, enclosing: Option<FnRef>, name: &str) 
             return b.init.as_ref().and_then(as_lambda);
         }
     }
-    facts
+    // A file-level binding, or (registration in a field initialiser, whose type is not
+    // tracked) the one field of that name in the file.
+    let mut fields = facts
         .globals
         .iter()
-        .find(|b| b.name == name)
-        .and_then(|b| b.init.as_ref())
-        .and_then(as_lambda)
+        .chain(facts.types.iter().flat_map(|t| t.fields.iter()))
+        .filter(|b| b.name == name);
+    let first = fields.next()?;
+    if fields.next().is_some() {
+        return None;
+    }
+    first.init.as_ref().and_then(as_lambda)
 }
