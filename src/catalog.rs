@@ -137,6 +137,13 @@ pub struct Catalog {
     /// constructors, memoisers, period conversions and formatters): a call with any other
     /// name needs none of those checks.
     special_calls: HashSet<String>,
+    /// Lower-case fragments one of which every key name contains (cheap rejection).
+    key_name_fragments: Vec<String>,
+    /// From the configuration, for the retry and scheduler rules.
+    pub retry_helpers: Vec<String>,
+    pub scheduler_apis: Vec<String>,
+    pub money_calls: Vec<String>,
+    pub lock_apis: Vec<String>,
 }
 
 impl Catalog {
@@ -144,6 +151,75 @@ impl Catalog {
     pub fn builtin() -> &'static Catalog {
         static CAT: OnceLock<Catalog> = OnceLock::new();
         CAT.get_or_init(|| Catalog::parse(SOURCES, SINKS, INTERCEPTORS).expect("builtin catalog"))
+    }
+
+    /// The built-in catalogue plus a configuration's extensions. The result lives for the
+    /// rest of the process (one per run).
+    pub fn extended(ext: &crate::config::CatalogExtension) -> &'static Catalog {
+        let empty = ext.idempotency_headers.is_empty()
+            && ext.nondeterministic_sources.is_empty()
+            && ext.interceptors.is_empty()
+            && ext.retry_helpers.is_empty()
+            && ext.scheduler_apis.is_empty()
+            && ext.money_calls.is_empty()
+            && ext.lock_apis.is_empty();
+        if empty {
+            return Catalog::builtin();
+        }
+        let mut c = Catalog::parse(SOURCES, SINKS, INTERCEPTORS).expect("builtin catalog");
+        for h in &ext.idempotency_headers {
+            let n = normalise(h);
+            if !n.is_empty() {
+                c.sinks.key_names.push(n.clone());
+                c.sinks.key_variables.push(n);
+            }
+        }
+        if !ext.idempotency_headers.is_empty() {
+            // Configured names may be spelled with separators anywhere: no cheap rejection.
+            c.key_name_fragments.clear();
+        }
+        const ALL_LANGS: [&str; 3] = ["java", "kotlin", "rust"];
+        for src in &ext.nondeterministic_sources {
+            let (recv, call) = match src.rsplit_once("::").or_else(|| src.rsplit_once('.')) {
+                Some((r, m)) => (crate::facts::simple_name(r).to_string(), m.to_string()),
+                None => (String::new(), src.clone()),
+            };
+            c.special_calls.insert(call.clone());
+            c.sources.push(SourceEntry {
+                langs: ALL_LANGS.map(String::from).to_vec(),
+                receivers: vec![recv],
+                calls: vec![call],
+                kind: SourceKind::Random,
+            });
+        }
+        for (i, it) in ext.interceptors.iter().enumerate() {
+            let framework = it.framework.clone().unwrap_or_else(|| it.supertype.clone());
+            c.interceptors.push(InterceptorEntry {
+                id: format!("config-{i}"),
+                framework,
+                kind: "interceptor".into(),
+                langs: ALL_LANGS.map(String::from).to_vec(),
+                supertypes: vec![crate::facts::simple_name(&it.supertype).to_string()],
+                methods: vec![it.method.clone()],
+                registrations: Vec::new(),
+                receiver_hints: Vec::new(),
+                chain_hints: Vec::new(),
+                class_annotations: Vec::new(),
+                method_annotations: Vec::new(),
+                lambda_params: None,
+                sam: Vec::new(),
+                imports: Vec::new(),
+                why: format!(
+                    "the configuration declares `{}.{}` as code that runs for every request, so every retry of the call runs it again and mints a new key",
+                    it.supertype, it.method
+                ),
+            });
+        }
+        c.retry_helpers = ext.retry_helpers.clone();
+        c.scheduler_apis = ext.scheduler_apis.clone();
+        c.money_calls = ext.money_calls.clone();
+        c.lock_apis = ext.lock_apis.clone();
+        Box::leak(Box::new(c))
     }
 
     fn parse(sources: &str, sinks: &str, interceptors: &str) -> Result<Catalog, String> {
@@ -169,8 +245,14 @@ impl Catalog {
             special_calls.extend(list.iter().cloned());
         }
         special_calls.extend(["from", "of", "ofInstant", "parse"].map(String::from));
+        let key_name_fragments = fragments(&k.key_names);
         Ok(Catalog {
             special_calls,
+            key_name_fragments,
+            retry_helpers: Vec::new(),
+            scheduler_apis: Vec::new(),
+            money_calls: Vec::new(),
+            lock_apis: Vec::new(),
             sources: s.source,
             constructors: s.constructors,
             clocks: s.clocks,
@@ -211,10 +293,12 @@ impl Catalog {
 
     /// Is `name` (a header, attribute, map key or JSON field name) an idempotency key name?
     pub fn is_key_name(&self, name: &str) -> bool {
-        // Cheap rejection before normalising: every key name starts with one of these.
-        if !["idem", "paypal", "opc", "retry"]
-            .iter()
-            .any(|t| contains_ignore_ascii_case(name, t))
+        // Cheap rejection before normalising.
+        if !self.key_name_fragments.is_empty()
+            && !self
+                .key_name_fragments
+                .iter()
+                .any(|t| contains_ignore_ascii_case(name, t))
         {
             return false;
         }
@@ -228,7 +312,7 @@ impl Catalog {
     /// `idempotencyKey`, `stripeIdempotencyKey`, `idempotencyKeyValue`; not
     /// `IDEMPOTENCY_KEY_HEADER`, `idempotencyKeyExpiresAt`, `idempotencyKeyEnabled`.
     pub fn is_key_variable(&self, name: &str) -> bool {
-        if !contains_ignore_ascii_case(name, "idem") {
+        if !self.key_name_fragments.is_empty() && !contains_ignore_ascii_case(name, "idem") {
             return false;
         }
         let n = normalise(name);
@@ -261,6 +345,19 @@ impl Catalog {
             .iter()
             .filter(move |e| e.langs.iter().any(|l| l == lang.name()))
     }
+}
+
+/// The first three letters of each built-in key name (`idem`, `paypal`, `opc`): one of them
+/// occurs, unbroken, in every spelling of those names.
+fn fragments(key_names: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for k in key_names {
+        let f: String = k.chars().take(3).collect();
+        if !f.is_empty() && !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
 }
 
 /// ASCII case-insensitive substring test without allocating.

@@ -5,7 +5,10 @@
 //! ([`rules`]) over the shared analysis ([`flow`], [`scopes`]) -> sorted, deduplicated
 //! [`Report`] rendered by [`report`].
 
+pub mod baseline;
 pub mod catalog;
+pub mod config;
+pub mod diff;
 pub mod discover;
 pub mod facts;
 pub mod finding;
@@ -16,6 +19,7 @@ pub mod report;
 pub mod rules;
 pub mod scopes;
 pub mod source;
+pub mod suppress;
 
 use crate::facts::Span;
 use crate::finding::Finding;
@@ -34,6 +38,11 @@ pub struct Options {
     pub include_tests: bool,
     /// Worker threads (0 = one per core).
     pub threads: usize,
+    /// File selection, severities, per-file ignores and catalogue extensions.
+    pub config: config::Config,
+    /// Apply the configuration's `exclude` to files named on the command line too (for
+    /// pre-commit, which names every staged file).
+    pub force_exclude: bool,
 }
 
 impl Default for Options {
@@ -42,6 +51,8 @@ impl Default for Options {
             selection: Selection::default_rules(),
             include_tests: false,
             threads: 0,
+            config: config::Config::default(),
+            force_exclude: false,
         }
     }
 }
@@ -87,6 +98,10 @@ pub struct ReportFinding {
     pub help: String,
     pub labels: Vec<ReportLabel>,
     pub symbol: String,
+    /// The level it is reported at (the rule's default unless the configuration says).
+    pub level: config::Level,
+    /// For a suppressed finding: the reason the suppression gives.
+    pub justification: Option<String>,
 }
 
 /// The outcome of a run.
@@ -99,6 +114,12 @@ pub struct Report {
     pub errors: Vec<ToolError>,
     pub notices: Vec<Notice>,
     pub files_checked: usize,
+    /// Findings an inline suppression silenced (left out of the output by default).
+    pub suppressed: Vec<ReportFinding>,
+    /// Suppressions without a reason, naming unknown rules, or suppressing nothing.
+    pub suppression_warnings: Vec<suppress::SuppressionWarning>,
+    /// The level each rule reports at in this run.
+    pub rule_levels: Vec<(&'static str, config::Level)>,
 }
 
 impl Report {
@@ -113,8 +134,10 @@ pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
     let candidates: Vec<_> = candidates
         .into_iter()
         .filter(|c| opts.include_tests || c.explicit || !c.is_test)
+        .filter(|c| (c.explicit && !opts.force_exclude) || opts.config.selects(&c.path))
         .collect();
     let mut report = Report {
+        rule_levels: rule_levels(&opts.config),
         errors: walk_errors
             .into_iter()
             .map(|e| ToolError {
@@ -138,7 +161,10 @@ pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
 
 /// Lints in-memory sources (used by tests and `--stdin-filename`).
 pub fn lint_sources(sources: Vec<(PathBuf, String)>, opts: &Options) -> Report {
-    let mut report = Report::default();
+    let mut report = Report {
+        rule_levels: rule_levels(&opts.config),
+        ..Report::default()
+    };
     let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = sources
         .into_par_iter()
         .map(|(path, text)| match facts::Lang::from_path(&path) {
@@ -162,6 +188,13 @@ fn lint_candidates(candidates: &[discover::Candidate], opts: &Options, report: &
         })
         .collect();
     finish(units, opts, report);
+}
+
+fn rule_levels(config: &config::Config) -> Vec<(&'static str, config::Level)> {
+    rules::RULES
+        .iter()
+        .map(|r| (r.code, config.level_of(r.code, r.severity)))
+        .collect()
 }
 
 /// Reads a file as UTF-8 text; binary or undecodable files are tool errors.
@@ -246,7 +279,7 @@ fn finish(units: Vec<Result<(Unit, Vec<Notice>), ToolError>>, opts: &Options, re
     }
     report.files_checked = ok.len();
     let project = Project::new(ok);
-    let cat = catalog::Catalog::builtin();
+    let cat = catalog::Catalog::extended(&opts.config.catalog);
     let ctx = rules::Ctx::new(&project, cat);
     let mut findings: Vec<Finding> = (0..project.units.len())
         .into_par_iter()
@@ -279,16 +312,30 @@ fn finish(units: Vec<Result<(Unit, Vec<Notice>), ToolError>>, opts: &Options, re
                 .any(|r| r.contains(f.span))
         });
     }
-    resolve(project, findings, report);
+    findings.retain(|f| !opts.config.ignored_in(&project.units[f.unit].src.path, f.code));
+    let outcome = suppress::apply(&project, findings, &opts.selection);
+    report.suppression_warnings = outcome.warnings;
+    let all: Vec<(Finding, Option<String>)> = outcome
+        .kept
+        .into_iter()
+        .map(|f| (f, None))
+        .chain(outcome.suppressed.into_iter().map(|(f, r)| (f, Some(r))))
+        .collect();
+    resolve(project, all, &opts.config, report);
 }
 
 /// Turns spans into lines/columns, keeps the source of files findings point into, sorts and
 /// deduplicates.
-fn resolve(project: Project, findings: Vec<Finding>, report: &mut Report) {
+fn resolve(
+    project: Project,
+    findings: Vec<(Finding, Option<String>)>,
+    config: &config::Config,
+    report: &mut Report,
+) {
     let mut file_of_unit: Vec<Option<usize>> = vec![None; project.units.len()];
     let mut needed: Vec<usize> = findings
         .iter()
-        .flat_map(|f| std::iter::once(f.unit).chain(f.labels.iter().map(|l| l.unit)))
+        .flat_map(|(f, _)| std::iter::once(f.unit).chain(f.labels.iter().map(|l| l.unit)))
         .collect();
     needed.sort_by(|a, b| project.units[*a].src.path.cmp(&project.units[*b].src.path));
     needed.dedup();
@@ -302,7 +349,7 @@ fn resolve(project: Project, findings: Vec<Finding>, report: &mut Report) {
     let rf = |u: usize| file_of_unit[u].unwrap_or(0);
     let mut out: Vec<ReportFinding> = findings
         .into_iter()
-        .filter_map(|f| {
+        .filter_map(|(f, justification)| {
             let file = rf(f.unit);
             let src = report.files[file].clone();
             let rule = rules::meta(f.code)?;
@@ -332,6 +379,8 @@ fn resolve(project: Project, findings: Vec<Finding>, report: &mut Report) {
                     })
                     .collect(),
                 symbol: f.symbol,
+                level: config.level_of(rule.code, rule.severity),
+                justification,
             })
         })
         .collect();
@@ -341,7 +390,10 @@ fn resolve(project: Project, findings: Vec<Finding>, report: &mut Report) {
             .then(a.end.cmp(&b.end))
     });
     out.dedup_by(|a, b| a.file == b.file && a.span == b.span && a.rule.code == b.rule.code);
-    report.findings = out;
+    let (suppressed, kept): (Vec<ReportFinding>, Vec<ReportFinding>) =
+        out.into_iter().partition(|f| f.justification.is_some());
+    report.findings = kept;
+    report.suppressed = suppressed;
     report.errors.sort_by(|a, b| a.path.cmp(&b.path));
     report
         .notices

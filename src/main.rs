@@ -39,7 +39,7 @@ enum Command {
 #[derive(clap::Args, Default)]
 struct CheckArgs {
     /// Files or directories to check. Directories are walked, respecting .gitignore; files
-    /// named here are always checked.
+    /// named here are always checked (unless --force-exclude).
     paths: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "human")]
@@ -68,6 +68,39 @@ struct CheckArgs {
     /// Never use colour in human output (also: the NO_COLOR environment variable).
     #[arg(long)]
     no_color: bool,
+    /// Use this configuration file instead of looking for idemlint.toml / Cargo.toml.
+    #[arg(long, value_name = "FILE", conflicts_with = "isolated")]
+    config: Option<PathBuf>,
+    /// Ignore configuration files.
+    #[arg(long)]
+    isolated: bool,
+    /// Print the effective configuration and exit.
+    #[arg(long)]
+    show_config: bool,
+    /// Apply the configuration's `exclude` to files named on the command line too (for
+    /// pre-commit hooks, which name every staged file).
+    #[arg(long)]
+    force_exclude: bool,
+    /// Report only findings not recorded in this baseline (see --write-baseline).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Record the current findings in FILE as a baseline and exit 0.
+    #[arg(long, value_name = "FILE", conflicts_with = "baseline")]
+    write_baseline: Option<PathBuf>,
+    /// Report only findings on lines changed since the merge-base with REV (working tree
+    /// included).
+    #[arg(long, value_name = "REV")]
+    diff_base: Option<String>,
+    /// Read the source from standard input and report it as this path (for editors).
+    #[arg(long, value_name = "PATH")]
+    stdin_filename: Option<PathBuf>,
+    /// Exit 1 when a suppression has no reason, names an unknown rule or suppresses nothing.
+    #[arg(long)]
+    strict_suppressions: bool,
+    /// Include findings silenced by inline suppressions in SARIF and JSON output, marked as
+    /// suppressed.
+    #[arg(long)]
+    include_suppressed: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -156,34 +189,157 @@ fn print_rules(format: RulesFormat) {
     }
 }
 
+/// Prints a configuration error as a diagnostic pointing at the TOML.
+fn config_error(e: &idemlint::config::ConfigError) {
+    let base = std::env::current_dir().unwrap_or_default();
+    let name = idemlint::report::display_path(&e.path, &base);
+    match &e.span {
+        Some(span) if !e.source.is_empty() => {
+            let diag = miette::MietteDiagnostic::new(format!("invalid configuration: {}", e.message))
+                .with_code("idemlint::config")
+                .with_labels(vec![miette::LabeledSpan::new_primary_with_span(
+                    Some(e.message.clone()),
+                    span.clone(),
+                )]);
+            let report = miette::Report::new(diag)
+                .with_source_code(miette::NamedSource::new(name.clone(), e.source.clone()));
+            let mut out = String::new();
+            let handler = miette::GraphicalReportHandler::new_themed(
+                miette::GraphicalTheme::unicode_nocolor(),
+            );
+            if handler.render_report(&mut out, report.as_ref()).is_ok() {
+                eprint!("{out}");
+            } else {
+                eprintln!("error: {name}: {}", e.message);
+            }
+        }
+        _ => eprintln!("error: {name}: {}", e.message),
+    }
+}
+
 fn check(args: CheckArgs) -> ExitCode {
-    let selection =
-        match Selection::from_lists(args.select.as_deref(), &args.extend_select, &args.ignore) {
-            Ok(s) => s,
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let config_path = if args.isolated {
+        None
+    } else {
+        args.config.clone().or_else(|| idemlint::config::find(&cwd))
+    };
+    let config = match &config_path {
+        Some(p) => match idemlint::config::load(p) {
+            Ok(c) => c,
+            Err(e) => {
+                config_error(&e);
+                return ExitCode::from(2);
+            }
+        },
+        None => idemlint::config::Config::default(),
+    };
+    let select = args.select.clone().or_else(|| config.select.clone());
+    let extend: Vec<String> = config
+        .extend_select
+        .iter()
+        .chain(&args.extend_select)
+        .cloned()
+        .collect();
+    let ignore: Vec<String> = config.ignore.iter().chain(&args.ignore).cloned().collect();
+    let selection = match Selection::from_lists(select.as_deref(), &extend, &ignore) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.show_config {
+        print!("{}", config.to_toml(&selection));
+        return ExitCode::SUCCESS;
+    }
+    let opts = Options {
+        selection,
+        include_tests: args.include_tests || config.include_tests,
+        threads: args.threads,
+        force_exclude: args.force_exclude,
+        config,
+    };
+
+    let mut report = match &args.stdin_filename {
+        Some(name) => {
+            let mut text = String::new();
+            if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut text) {
+                eprintln!("error: cannot read standard input: {e}");
+                return ExitCode::from(2);
+            }
+            if args.force_exclude && !opts.config.selects(name) {
+                idemlint::Report::default()
+            } else {
+                idemlint::lint_sources(vec![(name.clone(), text)], &opts)
+            }
+        }
+        None => {
+            let paths = if args.paths.is_empty() {
+                vec![PathBuf::from(".")]
+            } else {
+                args.paths.clone()
+            };
+            lint(&paths, &opts)
+        }
+    };
+    let base = cwd.clone();
+
+    if let Some(path) = &args.write_baseline {
+        return match idemlint::baseline::write(&report, &base, path) {
+            Ok(n) => {
+                eprintln!(
+                    "Wrote {n} finding{} to the baseline {}.",
+                    if n == 1 { "" } else { "s" },
+                    path.display()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    if let Some(path) = &args.baseline {
+        match idemlint::baseline::load(path) {
+            Ok(b) => {
+                idemlint::baseline::filter(&mut report, &b, &base);
+            }
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
-        };
-    let paths = if args.paths.is_empty() {
-        vec![PathBuf::from(".")]
-    } else {
-        args.paths.clone()
-    };
-    let opts = Options {
-        selection,
-        include_tests: args.include_tests,
-        threads: args.threads,
-    };
-    let report = lint(&paths, &opts);
-    let base = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        }
+    }
+    if let Some(rev) = &args.diff_base {
+        match idemlint::diff::changed_lines(rev, &cwd) {
+            Ok(changed) => report
+                .findings
+                .retain(|f| changed.contains(&report.files[f.file].path, f.start.line)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if !args.include_suppressed {
+        report.suppressed.clear();
+    }
 
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let color = to_terminal && !args.no_color && std::env::var_os("NO_COLOR").is_none();
     let mut body = match args.format {
         Format::Human => human::render(&report, &base, color),
         Format::Json => json::render(&report, &base),
-        Format::Sarif => sarif::render(&report, &base),
+        Format::Sarif => sarif::render_with(
+            &report,
+            &base,
+            &sarif::SarifOptions {
+                include_suppressed: args.include_suppressed,
+                automation_id: None,
+            },
+        ),
         Format::Github => github::render(&report, &base),
     };
     if args.format == Format::Human {
@@ -191,7 +347,7 @@ fn check(args: CheckArgs) -> ExitCode {
         body.push('\n');
     }
 
-    // Tool errors and notices go to stderr in every format.
+    // Tool errors, notices and suppression warnings go to stderr in every format.
     let mut stderr = std::io::stderr().lock();
     for n in &report.notices {
         let _ = writeln!(
@@ -200,6 +356,15 @@ fn check(args: CheckArgs) -> ExitCode {
             idemlint::report::display_path(&n.path, &base),
             n.line,
             n.message
+        );
+    }
+    for w in &report.suppression_warnings {
+        let _ = writeln!(
+            stderr,
+            "warning: {}:{}: {}",
+            idemlint::report::display_path(&w.path, &base),
+            w.line,
+            w.message
         );
     }
     for e in &report.errors {
@@ -228,9 +393,10 @@ fn check(args: CheckArgs) -> ExitCode {
         return ExitCode::from(2);
     }
 
+    let strict_failure = args.strict_suppressions && !report.suppression_warnings.is_empty();
     if !report.errors.is_empty() {
         ExitCode::from(2)
-    } else if !report.findings.is_empty() && !args.exit_zero {
+    } else if (!report.findings.is_empty() || strict_failure) && !args.exit_zero {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

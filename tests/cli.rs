@@ -265,7 +265,7 @@ fn github_annotations() {
     let out = stdout(&o);
     let line = out.lines().next().unwrap();
     assert!(
-        line.starts_with("::error file=src/main/java/com/acme/billing/KeyInterceptor.java,line=11,col=22,endLine=11,endColumn=39,title=IDEM001 key-generated-in-interceptor::"),
+        line.starts_with("::error file=src/main/java/com/acme/billing/KeyInterceptor.java,line=11,col=22,endLine=11,endColumn=39,title=IDEM001::"),
         "{line}"
     );
     assert_eq!(out.lines().count(), 1);

@@ -91,8 +91,7 @@ fn fixtures() {
     // `#[cfg(test)]` module as a trap).
     let opts = Options {
         selection: Selection::all(),
-        include_tests: false,
-        threads: 0,
+        ..Options::default()
     };
     let mut failures = Vec::new();
     let mut todos = Vec::new();

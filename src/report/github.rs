@@ -7,9 +7,10 @@ use std::path::Path;
 pub fn render(report: &Report, base: &Path) -> String {
     let mut out = String::new();
     for f in &report.findings {
-        let level = match f.rule.severity {
-            crate::finding::Severity::Error => "error",
-            crate::finding::Severity::Warning => "warning",
+        let level = match f.level {
+            crate::config::Level::Error => "error",
+            crate::config::Level::Warning => "warning",
+            crate::config::Level::Note => "notice",
         };
         out.push_str(&format!(
             "::{level} file={},line={},col={},endLine={},endColumn={},title={}::{}\n",
@@ -18,7 +19,7 @@ pub fn render(report: &Report, base: &Path) -> String {
             f.start.column,
             f.end.line,
             f.end.column,
-            escape_property(&format!("{} {}", f.rule.code, f.rule.name)),
+            escape_property(f.rule.code),
             escape_data(&match &f.note {
                 Some(n) => format!("{}. {} Fix: {}.", f.message, n, f.help),
                 None => format!("{}. Fix: {}.", f.message, f.help),

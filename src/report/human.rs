@@ -70,9 +70,10 @@ pub fn render(report: &Report, base: &Path, color: bool) -> String {
             help.push_str("\nnote: ");
             help.push_str(&e);
         }
-        let severity = match f.rule.severity {
-            crate::finding::Severity::Error => miette::Severity::Error,
-            crate::finding::Severity::Warning => miette::Severity::Warning,
+        let severity = match f.level {
+            crate::config::Level::Error => miette::Severity::Error,
+            crate::config::Level::Warning => miette::Severity::Warning,
+            crate::config::Level::Note => miette::Severity::Advice,
         };
         let diag = MietteDiagnostic::new(f.message.clone())
             .with_code(format!("{}({})", f.rule.code, f.rule.name))

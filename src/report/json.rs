@@ -16,7 +16,7 @@ pub fn render(report: &Report, base: &Path) -> String {
             json!({
                 "code": f.rule.code,
                 "name": f.rule.name,
-                "severity": f.rule.severity.as_str(),
+                "severity": f.level.as_str(),
                 "message": f.message,
                 "path": path(f.file),
                 "start": {"line": f.start.line, "column": f.start.column},
@@ -49,9 +49,15 @@ pub fn render(report: &Report, base: &Path) -> String {
             "line": n.line,
             "message": n.message,
         })).collect::<Vec<_>>(),
+        "suppression_warnings": report.suppression_warnings.iter().map(|w| json!({
+            "path": display_path(&w.path, base),
+            "line": w.line,
+            "message": w.message,
+        })).collect::<Vec<_>>(),
         "summary": {
             "files_checked": report.files_checked,
             "findings": report.findings.len(),
+            "suppressed": report.suppressed.len(),
             "errors": report.errors.len(),
         },
     });

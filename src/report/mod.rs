@@ -1,5 +1,6 @@
 //! Output formats. Each renders a [`Report`] to a string; none of them analyses anything.
 
+pub mod fingerprint;
 pub mod github;
 pub mod human;
 pub mod json;
@@ -51,25 +52,29 @@ pub fn uri_encode(path: &str) -> String {
     out
 }
 
-/// A stable fingerprint of a finding that does not depend on line numbers: rule, file,
-/// enclosing symbol and the primary expression's text with whitespace removed, plus an
-/// occurrence counter for identical ones.
+/// The line-independent identity of a finding: rule, file, enclosing symbol and the primary
+/// expression's text with whitespace removed.
+pub fn finding_key(report: &Report, f: &crate::ReportFinding, base: &Path) -> u64 {
+    let src = &report.files[f.file];
+    let text: String = src.slice(f.span).split_whitespace().collect();
+    let key = format!(
+        "{}\u{0}{}\u{0}{}\u{0}{}",
+        f.rule.code,
+        display_path(&src.path, base),
+        f.symbol,
+        text
+    );
+    fnv1a(key.as_bytes())
+}
+
+/// `idemlint/v1` fingerprints: [`finding_key`] plus an occurrence counter for identical ones.
 pub fn fingerprints(report: &Report, base: &Path) -> Vec<String> {
     let mut counts: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     report
         .findings
         .iter()
         .map(|f| {
-            let src = &report.files[f.file];
-            let text: String = src.slice(f.span).split_whitespace().collect();
-            let key = format!(
-                "{}\u{0}{}\u{0}{}\u{0}{}",
-                f.rule.code,
-                display_path(&src.path, base),
-                f.symbol,
-                text
-            );
-            let h = fnv1a(key.as_bytes());
+            let h = finding_key(report, f, base);
             let n = counts.entry(h).or_insert(0);
             *n += 1;
             format!("{h:016x}:{n}")
