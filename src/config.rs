@@ -189,12 +189,9 @@ pub fn find(start: &Path) -> Option<PathBuf> {
 /// as TOML text of its own (so that error spans can be mapped back).
 fn cargo_section(text: &str) -> Option<toml::Value> {
     let v: toml::Value = toml::from_str(text).ok()?;
-    ["workspace", "package"].iter().find_map(|k| {
-        v.get(k)?
-            .get("metadata")?
-            .get("idemlint")
-            .cloned()
-    })
+    ["workspace", "package"]
+        .iter()
+        .find_map(|k| v.get(k)?.get("metadata")?.get("idemlint").cloned())
 }
 
 /// Loads and validates a configuration file.
@@ -244,7 +241,12 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
     validate(file, path, &source, root)
 }
 
-fn validate(file: ConfigFile, path: &Path, source: &str, root: PathBuf) -> Result<Config, ConfigError> {
+fn validate(
+    file: ConfigFile,
+    path: &Path,
+    source: &str,
+    root: PathBuf,
+) -> Result<Config, ConfigError> {
     let err = |span: Range<usize>, message: String| ConfigError {
         path: path.to_path_buf(),
         source: source.to_string(),
@@ -253,24 +255,37 @@ fn validate(file: ConfigFile, path: &Path, source: &str, root: PathBuf) -> Resul
     };
     let code = |s: &Spanned<String>| -> Result<String, ConfigError> {
         let v = s.get_ref();
-        if v.eq_ignore_ascii_case("ALL") || rules::RULES.iter().any(|r| {
-            r.code.len() >= v.len() && !v.is_empty() && r.code[..v.len()].eq_ignore_ascii_case(v)
-                || r.name.eq_ignore_ascii_case(v)
-        }) {
+        if v.eq_ignore_ascii_case("ALL")
+            || rules::RULES.iter().any(|r| {
+                r.code.len() >= v.len()
+                    && !v.is_empty()
+                    && r.code[..v.len()].eq_ignore_ascii_case(v)
+                    || r.name.eq_ignore_ascii_case(v)
+            })
+        {
             Ok(v.clone())
         } else {
             Err(err(
                 s.span(),
                 format!(
                     "unknown rule `{v}` (known rules: {}, or ALL)",
-                    rules::RULES.iter().map(|r| r.code).collect::<Vec<_>>().join(", ")
+                    rules::RULES
+                        .iter()
+                        .map(|r| r.code)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ))
         }
     };
     let codes = |v: &[Spanned<String>]| v.iter().map(code).collect::<Result<Vec<_>, _>>();
     let glob = |s: &Spanned<String>| -> Result<Glob, ConfigError> {
-        Glob::new(s.get_ref()).map_err(|e| err(s.span(), format!("bad glob `{}`: {}", s.get_ref(), e.kind())))
+        Glob::new(s.get_ref()).map_err(|e| {
+            err(
+                s.span(),
+                format!("bad glob `{}`: {}", s.get_ref(), e.kind()),
+            )
+        })
     };
     let set = |v: &[Spanned<String>]| -> Result<GlobSet, ConfigError> {
         let mut b = GlobSetBuilder::new();
@@ -294,7 +309,9 @@ fn validate(file: ConfigFile, path: &Path, source: &str, root: PathBuf) -> Resul
             other => {
                 return Err(err(
                     v.span(),
-                    format!("bad level `{other}` for {c} (expected \"error\", \"warning\" or \"note\")"),
+                    format!(
+                        "bad level `{other}` for {c} (expected \"error\", \"warning\" or \"note\")"
+                    ),
                 ));
             }
         };
@@ -323,7 +340,8 @@ fn validate(file: ConfigFile, path: &Path, source: &str, root: PathBuf) -> Resul
             return Err(ConfigError {
                 path: path.to_path_buf(),
                 source: source.to_string(),
-                message: "catalog.interceptors entries need a non-empty `supertype` and `method`".into(),
+                message: "catalog.interceptors entries need a non-empty `supertype` and `method`"
+                    .into(),
                 span: None,
             });
         }
@@ -363,7 +381,11 @@ impl Config {
         let root = abs(&self.root);
         let p = abs(path);
         match p.strip_prefix(&root) {
-            Ok(r) => std::borrow::Cow::Owned(r.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()),
+            Ok(r) => std::borrow::Cow::Owned(
+                r.components()
+                    .filter(|c| !matches!(c, std::path::Component::CurDir))
+                    .collect(),
+            ),
             Err(_) => std::borrow::Cow::Borrowed(path),
         }
     }
@@ -524,6 +546,9 @@ interceptors = [{ supertype = "AcmeHook", method = "before" }]
         let line = e.source[..e.span.unwrap().start].matches('\n').count() + 1;
         assert_eq!(line, 5, "the span points into the manifest");
         std::fs::write(d.path().join("a/idemlint.toml"), "").unwrap();
-        assert_eq!(find(&d.path().join("a/b")).unwrap(), d.path().join("a/idemlint.toml"));
+        assert_eq!(
+            find(&d.path().join("a/b")).unwrap(),
+            d.path().join("a/idemlint.toml")
+        );
     }
 }

@@ -53,20 +53,26 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
 /// Lines changed between the merge-base of `rev` and HEAD, and the working tree.
 pub fn changed_lines(rev: &str, dir: &Path) -> Result<ChangedLines, String> {
     let top = PathBuf::from(git(dir, &["rev-parse", "--show-toplevel"])?.trim());
-    let base = git(dir, &["merge-base", rev, "HEAD"])
-        .map_err(|e| format!("--diff-base {rev}: {e}"))?;
+    let base =
+        git(dir, &["merge-base", rev, "HEAD"]).map_err(|e| format!("--diff-base {rev}: {e}"))?;
     let base = base.trim();
     let diff = git(
         &top,
-        &["diff", "--no-color", "--no-ext-diff", "--unified=0", "--no-renames", base, "--"],
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--unified=0",
+            "--no-renames",
+            base,
+            "--",
+        ],
     )?;
     let mut out = ChangedLines::default();
     let mut current: Option<PathBuf> = None;
     for line in diff.lines() {
         if let Some(path) = line.strip_prefix("+++ ") {
-            current = path
-                .strip_prefix("b/")
-                .map(|p| absolute(&top.join(p)));
+            current = path.strip_prefix("b/").map(|p| absolute(&top.join(p)));
         } else if let (Some(hunk), Some(file)) = (line.strip_prefix("@@ "), &current) {
             // `@@ -a,b +c,d @@`: lines c .. c+d-1 of the new file.
             if let Some(plus) = hunk.split_whitespace().find(|t| t.starts_with('+')) {

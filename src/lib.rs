@@ -312,7 +312,11 @@ fn finish(units: Vec<Result<(Unit, Vec<Notice>), ToolError>>, opts: &Options, re
                 .any(|r| r.contains(f.span))
         });
     }
-    findings.retain(|f| !opts.config.ignored_in(&project.units[f.unit].src.path, f.code));
+    findings.retain(|f| {
+        !opts
+            .config
+            .ignored_in(&project.units[f.unit].src.path, f.code)
+    });
     let outcome = suppress::apply(&project, findings, &opts.selection);
     report.suppression_warnings = outcome.warnings;
     let all: Vec<(Finding, Option<String>)> = outcome

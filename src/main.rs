@@ -25,7 +25,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Check files and directories (default: the current directory).
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// List the rules.
     Rules {
         /// Output format.
@@ -131,8 +131,11 @@ fn main() -> ExitCode {
             };
         }
     };
-    match cli.command.unwrap_or(Command::Check(CheckArgs::default())) {
-        Command::Check(args) => check(args),
+    match cli
+        .command
+        .unwrap_or_else(|| Command::Check(Box::default()))
+    {
+        Command::Check(args) => check(*args),
         Command::Rules { format } => {
             print_rules(format);
             ExitCode::SUCCESS
@@ -195,12 +198,13 @@ fn config_error(e: &idemlint::config::ConfigError) {
     let name = idemlint::report::display_path(&e.path, &base);
     match &e.span {
         Some(span) if !e.source.is_empty() => {
-            let diag = miette::MietteDiagnostic::new(format!("invalid configuration: {}", e.message))
-                .with_code("idemlint::config")
-                .with_labels(vec![miette::LabeledSpan::new_primary_with_span(
-                    Some(e.message.clone()),
-                    span.clone(),
-                )]);
+            let diag =
+                miette::MietteDiagnostic::new(format!("invalid configuration: {}", e.message))
+                    .with_code("idemlint::config")
+                    .with_labels(vec![miette::LabeledSpan::new_primary_with_span(
+                        Some(e.message.clone()),
+                        span.clone(),
+                    )]);
             let report = miette::Report::new(diag)
                 .with_source_code(miette::NamedSource::new(name.clone(), e.source.clone()));
             let mut out = String::new();
@@ -323,10 +327,6 @@ fn check(args: CheckArgs) -> ExitCode {
             }
         }
     }
-    if !args.include_suppressed {
-        report.suppressed.clear();
-    }
-
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let color = to_terminal && !args.no_color && std::env::var_os("NO_COLOR").is_none();
     let mut body = match args.format {

@@ -188,7 +188,8 @@ pub struct Outcome {
 /// Removes suppressed findings. Warnings about unused suppressions only concern rules that
 /// ran (`selection`).
 pub fn apply(project: &Project, findings: Vec<Finding>, selection: &Selection) -> Outcome {
-    let mut per_unit: Vec<Option<Vec<Directive>>> = (0..project.units.len()).map(|_| None).collect();
+    let mut per_unit: Vec<Option<Vec<Directive>>> =
+        (0..project.units.len()).map(|_| None).collect();
     let load = |u: usize| {
         let unit = &project.units[u];
         let mut d = comment_directives(&unit.src);
@@ -272,14 +273,26 @@ mod tests {
     fn parses_codes_and_reasons() {
         assert_eq!(
             codes_and_reason(" IDEM001 the key comes from the caller"),
-            (vec!["IDEM001".to_string()], Some("the key comes from the caller".to_string()))
+            (
+                vec!["IDEM001".to_string()],
+                Some("the key comes from the caller".to_string())
+            )
         );
         assert_eq!(
             codes_and_reason(" IDEM001,IDEM008: legacy"),
-            (vec!["IDEM001".to_string(), "IDEM008".to_string()], Some("legacy".to_string()))
+            (
+                vec!["IDEM001".to_string(), "IDEM008".to_string()],
+                Some("legacy".to_string())
+            )
         );
-        assert_eq!(codes_and_reason(" idem001 */"), (vec!["IDEM001".to_string()], None));
-        assert_eq!(codes_and_reason(" because"), (vec![], Some("because".to_string())));
+        assert_eq!(
+            codes_and_reason(" idem001 */"),
+            (vec!["IDEM001".to_string()], None)
+        );
+        assert_eq!(
+            codes_and_reason(" because"),
+            (vec![], Some("because".to_string()))
+        );
     }
 
     #[test]

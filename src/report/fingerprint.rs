@@ -30,20 +30,27 @@ pub fn line_hashes(text: &str) -> HashMap<usize, String> {
         *n += 1;
         out.insert(line as usize, format!("{v}:{n}"));
     };
-    let update = |current: u64, hash_raw: &mut u64, window: &mut [u64; BLOCK_SIZE], index: &mut usize| {
-        let begin = window[*index];
-        window[*index] = current;
-        *hash_raw = MOD
-            .wrapping_mul(*hash_raw)
-            .wrapping_add(current)
-            .wrapping_sub(first_mod.wrapping_mul(begin));
-        *index = (*index + 1) % BLOCK_SIZE;
-    };
+    let update =
+        |current: u64, hash_raw: &mut u64, window: &mut [u64; BLOCK_SIZE], index: &mut usize| {
+            let begin = window[*index];
+            window[*index] = current;
+            *hash_raw = MOD
+                .wrapping_mul(*hash_raw)
+                .wrapping_add(current)
+                .wrapping_sub(first_mod.wrapping_mul(begin));
+            *index = (*index + 1) % BLOCK_SIZE;
+        };
 
-    let units = text.encode_utf16().map(u64::from).chain(std::iter::once(EOF));
+    let units = text
+        .encode_utf16()
+        .map(u64::from)
+        .chain(std::iter::once(EOF));
     for c in units {
         let mut current = c;
-        if current == u64::from(b' ') || current == u64::from(b'\t') || (prev_cr && current == u64::from(b'\n')) {
+        if current == u64::from(b' ')
+            || current == u64::from(b'\t')
+            || (prev_cr && current == u64::from(b'\n'))
+        {
             prev_cr = false;
             continue;
         }
@@ -93,7 +100,12 @@ mod tests {
         check("", &["c129715d7a2bc9a3:1"]);
         check(
             " a\nb\n  \t\tc\n d",
-            &["271789c17abda88f:1", "54703d4cd895b18:1", "180aee12dab6264:1", "a23a3dc5e078b07b:1"],
+            &[
+                "271789c17abda88f:1",
+                "54703d4cd895b18:1",
+                "180aee12dab6264:1",
+                "a23a3dc5e078b07b:1",
+            ],
         );
         let lf = &[
             "e9496ae3ebfced30:1",
@@ -106,7 +118,10 @@ mod tests {
         ];
         check(" hello; \t\nworld!!!\n\n\n  \t\tGreetings\n End\n", lf);
         check(" hello; \t\nworld!!!\r\r\r  \t\tGreetings\r End\r", lf);
-        check(" hello; \t\r\nworld!!!\r\n\r\n\r\n  \t\tGreetings\r\n End\r\n", lf);
+        check(
+            " hello; \t\r\nworld!!!\r\n\r\n\r\n  \t\tGreetings\r\n End\r\n",
+            lf,
+        );
         check(
             " hello; \t\nworld!!!\n\n\n  \t\tGreetings\n End",
             &[

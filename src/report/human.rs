@@ -94,8 +94,12 @@ pub fn summary(report: &Report) -> String {
     let n = report.findings.len();
     let files = report.files_checked;
     let fs = if files == 1 { "file" } else { "files" };
+    let suppressed = match report.suppressed.len() {
+        0 => String::new(),
+        k => format!(" ({k} suppressed)"),
+    };
     if n == 0 {
-        return format!("No findings in {files} {fs} checked.");
+        return format!("No findings in {files} {fs} checked{suppressed}.");
     }
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for f in &report.findings {
@@ -107,7 +111,7 @@ pub fn summary(report: &Report) -> String {
     counts.sort();
     let detail: Vec<String> = counts.iter().map(|(c, k)| format!("{c}: {k}")).collect();
     format!(
-        "Found {n} finding{} ({}) in {files} {fs} checked.",
+        "Found {n} finding{} ({}) in {files} {fs} checked{suppressed}.",
         if n == 1 { "" } else { "s" },
         detail.join(", ")
     )

@@ -49,6 +49,12 @@ pub fn render(report: &Report, base: &Path) -> String {
             "line": n.line,
             "message": n.message,
         })).collect::<Vec<_>>(),
+        "suppressed": report.suppressed.iter().map(|f| json!({
+            "code": f.rule.code,
+            "path": path(f.file),
+            "start": {"line": f.start.line, "column": f.start.column},
+            "justification": f.justification,
+        })).collect::<Vec<_>>(),
         "suppression_warnings": report.suppression_warnings.iter().map(|w| json!({
             "path": display_path(&w.path, base),
             "line": w.line,

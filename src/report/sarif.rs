@@ -118,9 +118,7 @@ fn code_flow(report: &Report, base: &Path, f: &ReportFinding) -> Option<Value> {
         .labels
         .iter()
         .find(|l| l.message.contains("makes a new value here"))?;
-    let step = |file: usize, r: Value, text: &str| {
-        json!({"location": {"physicalLocation": location(report, base, file, r), "message": {"text": text}}})
-    };
+    let step = |file: usize, r: Value, text: &str| json!({"location": {"physicalLocation": location(report, base, file, r), "message": {"text": text}}});
     let mut steps = vec![step(
         made.file,
         region(&report.files[made.file], made.start, made.end, made.span),
@@ -153,7 +151,10 @@ fn result(
     line_hashes: &mut HashMap<usize, HashMap<usize, String>>,
 ) -> Value {
     let src = &report.files[f.file];
-    let rule_index = RULES.iter().position(|r| r.code == f.rule.code).unwrap_or(0);
+    let rule_index = RULES
+        .iter()
+        .position(|r| r.code == f.rule.code)
+        .unwrap_or(0);
     let related: Vec<Value> = f
         .labels
         .iter()
