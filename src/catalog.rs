@@ -9,6 +9,58 @@ use std::sync::OnceLock;
 const SOURCES: &str = include_str!("../rules/catalog/sources.toml");
 const SINKS: &str = include_str!("../rules/catalog/sinks.toml");
 const INTERCEPTORS: &str = include_str!("../rules/catalog/interceptors.toml");
+const RETRY: &str = include_str!("../rules/catalog/retry.toml");
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RetryApi {
+    pub id: String,
+    pub framework: String,
+    pub langs: Vec<String>,
+    pub calls: Vec<String>,
+    #[serde(default)]
+    pub receivers: Option<Vec<String>>,
+    #[serde(default)]
+    pub receiver_contains: Vec<String>,
+    #[serde(default)]
+    pub chain_contains: Vec<String>,
+    #[serde(default)]
+    pub requires_later: Vec<String>,
+    #[serde(default)]
+    pub arg: Option<usize>,
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Publishers {
+    pub factories: Vec<String>,
+    pub retry_operators: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryAnnotations {
+    pub names: Vec<String>,
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Callbacks {
+    pub types: Vec<(String, String)>,
+    pub resend_calls: Vec<String>,
+    pub handlers: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryFile {
+    pub api: Vec<RetryApi>,
+    pub publishers: Publishers,
+    pub annotations: RetryAnnotations,
+    pub callbacks: Callbacks,
+}
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -133,6 +185,7 @@ pub struct Catalog {
     pub period: Period,
     pub sinks: Sinks,
     pub interceptors: Vec<InterceptorEntry>,
+    pub retry: RetryFile,
     /// Every call name some catalogue entry mentions (sources, random/clock methods,
     /// constructors, memoisers, period conversions and formatters): a call with any other
     /// name needs none of those checks.
@@ -246,6 +299,7 @@ impl Catalog {
         }
         special_calls.extend(["from", "of", "ofInstant", "parse"].map(String::from));
         let key_name_fragments = fragments(&k.key_names);
+        let retry: RetryFile = toml::from_str(RETRY).map_err(|e| format!("retry.toml: {e}"))?;
         Ok(Catalog {
             special_calls,
             key_name_fragments,
@@ -261,6 +315,7 @@ impl Catalog {
             period: s.period,
             sinks: k,
             interceptors: i.interceptor,
+            retry,
         })
     }
 

@@ -468,6 +468,30 @@ impl<'p> Flow<'p> {
         }
     }
 
+    /// The lambda a local of `at` (or of an enclosing function) is initialised with.
+    fn local_lambda(&self, at: FnRef, name: &str) -> Option<FnRef> {
+        for a in self.p.ancestors(at) {
+            let mut found = None;
+            walk_lets(&self.p.func(a).body, &mut |b| {
+                if b.name == name
+                    && let Some(Expr {
+                        kind: ExprKind::Lambda(id),
+                        ..
+                    }) = &b.init
+                {
+                    found = Some(*id);
+                }
+            });
+            if let Some(id) = found {
+                return Some(FnRef {
+                    unit: at.unit,
+                    f: id,
+                });
+            }
+        }
+        None
+    }
+
     /// Does calling `f` return a fresh value? (memoised; cycles and deep chains give `None`)
     pub fn returns_fresh(&self, f: FnRef) -> Option<Taint> {
         self.summary(f, RETURNS, |flow, f| {
@@ -1631,14 +1655,29 @@ impl<'f, 'p> Ev<'f, 'p> {
                 self.param_sinks(receiver.as_deref(), name, args, out);
                 // Helpers that put a fresh key in a sink themselves.
                 let rt = receiver.as_deref().and_then(|r| self.receiver_type(r));
-                let inner = self.flow.callee_summary(
-                    self.at,
-                    receiver.as_deref(),
-                    rt.as_deref(),
-                    name,
-                    args,
-                    |f, c| f.sets_fresh_key(c),
-                );
+                let inner = self
+                    .flow
+                    .callee_summary(
+                        self.at,
+                        receiver.as_deref(),
+                        rt.as_deref(),
+                        name,
+                        args,
+                        |f, c| f.sets_fresh_key(c),
+                    )
+                    .or_else(|| {
+                        // A factory lambda held in a local: `producerFactory.get()`, `makeRequest()`.
+                        let var = match (receiver.as_deref().map(|r| &r.kind), name.as_str()) {
+                            (
+                                Some(ExprKind::Name(v)),
+                                "get" | "invoke" | "call" | "apply" | "run",
+                            ) => Some(v.as_str()),
+                            (None, n) => Some(n),
+                            _ => None,
+                        }?;
+                        let lambda = self.flow.local_lambda(self.at, var)?;
+                        self.flow.sets_fresh_key(lambda)
+                    });
                 if let Some(inner) = inner {
                     out.push(KeyFlow {
                         taint: Taint {

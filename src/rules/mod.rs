@@ -2,6 +2,7 @@
 //! ([`Ctx`]); none of them prints.
 
 pub mod key_in_interceptor;
+pub mod key_in_retry;
 pub mod nondeterministic_key;
 
 use crate::catalog::Catalog;
@@ -45,6 +46,28 @@ pub static RULES: &[RuleMeta] = &[
         tags: &["correctness", "payments", "idempotency", "retry"],
     },
     RuleMeta {
+        code: "IDEM002",
+        name: "key-generated-in-retry-scope",
+        summary: "An idempotency key is made from a random or time value inside code that runs again on every retry attempt",
+        severity: Severity::Error,
+        default_enabled: true,
+        doc: include_str!("../../rules/IDEM002.md"),
+        precision: "high",
+        security_severity: "7.5",
+        tags: &["correctness", "payments", "idempotency", "retry"],
+    },
+    RuleMeta {
+        code: "IDEM003",
+        name: "retry-calls-key-minting-function",
+        summary: "Code that runs again on every retry attempt calls a function that makes a new idempotency key on each call",
+        severity: Severity::Error,
+        default_enabled: true,
+        doc: include_str!("../../rules/IDEM003.md"),
+        precision: "high",
+        security_severity: "7.5",
+        tags: &["correctness", "payments", "idempotency", "retry"],
+    },
+    RuleMeta {
         code: "IDEM008",
         name: "nondeterministic-idempotency-key",
         summary: "An idempotency key is made from a random or time value once per operation: safe against transport retries of that request, not against restarts, replicas or retries above it",
@@ -66,20 +89,32 @@ pub struct Ctx<'p> {
     pub p: &'p Project,
     pub cat: &'static Catalog,
     pub interceptors: HashMap<FnRef, Arc<InterceptorScope>>,
+    pub retry: crate::scopes::retry::RetryScopes,
 }
 
 impl<'p> Ctx<'p> {
     pub fn new(p: &'p Project, cat: &'static Catalog) -> Self {
         let interceptors = crate::scopes::interceptors::find(p, cat);
+        let retry = crate::scopes::retry::find(p, cat);
         Ctx {
             p,
             cat,
             interceptors,
+            retry,
         }
     }
 
     pub fn interceptor_of(&self, f: FnRef) -> Option<&Arc<InterceptorScope>> {
         crate::scopes::interceptors::scope_of(self.p, &self.interceptors, f)
+    }
+
+    /// The retry scope code at `span` in `f` runs in, if any.
+    pub fn retry_scope_of(
+        &self,
+        f: FnRef,
+        span: Span,
+    ) -> Option<&Arc<crate::scopes::retry::RetryScope>> {
+        self.retry.scope_of(self.p, f, span)
     }
 
     /// Qualified name of the function enclosing `f` (`StripeKeys.intercept`, `charge`).
@@ -204,21 +239,27 @@ impl Selection {
 /// Runs every enabled rule over one unit.
 pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mut Vec<Finding>) {
     let want001 = sel.is_enabled("IDEM001");
+    let want002 = sel.is_enabled("IDEM002");
+    let want003 = sel.is_enabled("IDEM003");
     let want008 = sel.is_enabled("IDEM008");
-    if !want001 && !want008 {
+    if !(want001 || want002 || want003 || want008) {
         return;
     }
+    let everything = want008 || ((want002 || want003) && !ctx.retry.is_empty());
     let n = ctx.p.units[unit].facts.functions.len();
     let mut flows: Vec<KeyFlow> = Vec::new();
     for f in 0..n {
         let r = FnRef { unit, f };
-        // IDEM001 only needs interceptor bodies; IDEM008 needs every function.
-        if want008 || ctx.interceptor_of(r).is_some() {
+        // IDEM001 only needs interceptor bodies; the others need every function.
+        if everything || ctx.interceptor_of(r).is_some() {
             flows.extend(flow.key_flows(r));
         }
     }
     if want001 {
         key_in_interceptor::check(ctx, &flows, out);
+    }
+    if want002 || want003 {
+        key_in_retry::check(ctx, &flows, want002, want003, out);
     }
     if want008 {
         nondeterministic_key::check(ctx, flow, &flows, out);

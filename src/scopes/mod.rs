@@ -2,3 +2,4 @@
 //! per-process schedulers).
 
 pub mod interceptors;
+pub mod retry;

@@ -1,0 +1,84 @@
+//! IDEM002 key-generated-in-retry-scope and IDEM003 retry-calls-key-minting-function: a key
+//! computed in code that runs once per attempt (a retry lambda, a retried publisher, a
+//! `@Retryable` method, a callback that sends again, a retry loop), either written there
+//! (IDEM002) or made by a project function called there (IDEM003).
+
+use super::Ctx;
+use crate::finding::{Finding, Label};
+use crate::flow::{FlowKind, KeyFlow};
+use std::collections::HashSet;
+
+pub const CODE_DIRECT: &str = "IDEM002";
+pub const CODE_CALL: &str = "IDEM003";
+
+pub const HELP: &str = "compute the key once, before the retry boundary, from the operation's business identity (e.g. a SHA-256 of customer id + billing period), and pass that value into the retried code; to retry a prebuilt request, reuse it (`call.clone()`, the same producer) instead of building a new one";
+
+pub fn check(
+    ctx: &Ctx,
+    flows: &[KeyFlow],
+    want_direct: bool,
+    want_call: bool,
+    out: &mut Vec<Finding>,
+) {
+    let mut seen = HashSet::new();
+    for fl in flows {
+        let t = &fl.taint;
+        if ctx.interceptor_of(t.at).is_some() {
+            continue;
+        }
+        let Some(scope) = ctx.retry_scope_of(t.at, t.span) else {
+            continue;
+        };
+        let direct = fl.kind == FlowKind::Direct && t.via.is_none();
+        let code = if direct { CODE_DIRECT } else { CODE_CALL };
+        if (direct && !want_direct) || (!direct && !want_call) {
+            continue;
+        }
+        if !seen.insert((t.at.unit, t.span)) {
+            continue;
+        }
+        let mut labels = vec![Label {
+            unit: scope.anchor_unit,
+            span: scope.anchor,
+            message: scope.what.clone(),
+        }];
+        let message = match (&t.via, fl.kind) {
+            (Some(v), FlowKind::HelperSetsKey) => format!(
+                "`{}` sets a new idempotency key on every call (from `{}`), and it is called inside a retry scope: every attempt sends a different key, so a retried charge is a new charge",
+                t.what, v.what
+            ),
+            (Some(v), _) => format!(
+                "`{}` returns a new value on every call (from `{}`), and it becomes the idempotency key inside a retry scope: every attempt sends a different key, so a retried charge is a new charge",
+                t.what, v.what
+            ),
+            (None, _) => format!(
+                "idempotency key made from `{}` inside a retry scope: every attempt computes a new key, so a retried charge is a new charge",
+                t.what
+            ),
+        };
+        if let Some(v) = &t.via {
+            labels.push(Label {
+                unit: v.at.unit,
+                span: v.span,
+                message: format!("`{}` makes a new value here on every call", v.callee),
+            });
+        }
+        super::nondeterministic_key::sink_label(ctx, fl, &mut labels);
+        out.push(Finding {
+            code,
+            unit: t.at.unit,
+            span: t.span,
+            label: if direct {
+                "a new value on every attempt".into()
+            } else {
+                "called again on every attempt".into()
+            },
+            message,
+            labels,
+            note: Some(scope.why.clone()),
+            help: HELP.into(),
+            symbol: ctx.symbol(t.at),
+            origin: None,
+        });
+    }
+}

@@ -1,0 +1,691 @@
+//! Retry scopes: code that runs again on every attempt of an operation. A key computed there
+//! is a new key per attempt.
+//!
+//! - function arguments of retry APIs (`rules/catalog/retry.toml`): resilience4j, Spring
+//!   RetryTemplate, Failsafe, tokio-retry, backoff, the `retry` crate, backon-style
+//!   `(|| async { .. }).retry(..)`;
+//! - publisher bodies that a later `retry`/`retryWhen` resubscribes (`Mono.defer`,
+//!   `Mono.fromCallable`, Kotlin `flow { }`);
+//! - `@Retryable` / `@Retry` methods;
+//! - async callbacks that send again (`Callback.onFailure` re-invoking the service method,
+//!   `FutureCallback.failed` resubmitting) and `CompletableFuture.exceptionally/handle`;
+//! - loops that go round again after an error (`catch` that does not leave, `Err(_)` arms,
+//!   `continue`), and `repeat(n) { try .. catch .. }`; a loop over a collection is not one;
+//! - lambdas passed to project functions that call their function parameter inside such a
+//!   loop (inferred retry helpers, whatever their name), and to helpers named in the
+//!   configuration's `retry-helpers`.
+
+use crate::catalog::{Catalog, RetryApi};
+use crate::facts::{Expr, ExprKind, FnId, FnKind, Lang, LoopKind, Span, Stmt, simple_name};
+use crate::project::{FnRef, Project, walk_expr, walk_stmts};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// Why some code is re-run per attempt.
+#[derive(Debug)]
+pub struct RetryScope {
+    pub anchor_unit: usize,
+    pub anchor: Span,
+    /// "this lambda is retried by `Retry.decorateSupplier`".
+    pub what: String,
+    /// The framework's reason, one sentence.
+    pub why: String,
+}
+
+#[derive(Default)]
+pub struct RetryScopes {
+    fns: HashMap<FnRef, Arc<RetryScope>>,
+    /// Loop bodies that retry, per function.
+    loops: HashMap<FnRef, Vec<(Span, Arc<RetryScope>)>>,
+}
+
+impl RetryScopes {
+    /// The retry scope code at `span` in function `f` runs in, if any.
+    pub fn scope_of(&self, p: &Project, f: FnRef, span: Span) -> Option<&Arc<RetryScope>> {
+        for a in p.ancestors(f) {
+            if let Some(s) = self.loops.get(&a).and_then(|ls| {
+                ls.iter()
+                    .filter(|(body, _)| body.contains(span))
+                    .min_by_key(|(body, _)| body.len())
+                    .map(|(_, s)| s)
+            }) {
+                return Some(s);
+            }
+            if let Some(s) = self.fns.get(&a) {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fns.is_empty() && self.loops.is_empty()
+    }
+}
+
+pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
+    let mut out = RetryScopes::default();
+    let helpers = inferred_helpers(p);
+    for u in 0..p.units.len() {
+        let facts = &p.units[u].facts;
+        for (i, f) in facts.functions.iter().enumerate() {
+            let me = FnRef { unit: u, f: i };
+            // @Retryable methods.
+            if let Some(a) = f
+                .annotations
+                .iter()
+                .find(|a| cat.retry.annotations.names.contains(&a.name))
+            {
+                out.fns.entry(me).or_insert_with(|| {
+                    Arc::new(RetryScope {
+                        anchor_unit: u,
+                        anchor: a.span,
+                        what: format!(
+                            "`{}` is annotated @{}",
+                            f.name.as_deref().unwrap_or("this method"),
+                            a.name
+                        ),
+                        why: format!("@{}: {}", a.name, cat.retry.annotations.why),
+                    })
+                });
+            }
+            retry_loops(p, me, &mut out);
+            walk_stmts(&f.body, &mut |e: &Expr| {
+                calls(p, cat, &helpers, u, Some(me), e, &mut out)
+            });
+        }
+        for t in &facts.types {
+            for b in &t.fields {
+                if let Some(init) = &b.init {
+                    walk_expr(init, &mut |e: &Expr| {
+                        calls(p, cat, &helpers, u, None, e, &mut out)
+                    });
+                }
+            }
+        }
+        walk_stmts(&facts.top_level, &mut |e: &Expr| {
+            calls(p, cat, &helpers, u, None, e, &mut out)
+        });
+        callbacks(p, cat, u, &mut out);
+    }
+    out
+}
+
+fn lambda_of(e: &Expr) -> Option<FnId> {
+    match &e.kind {
+        ExprKind::Lambda(id) => Some(*id),
+        ExprKind::Cast { expr, .. } => lambda_of(expr),
+        _ => None,
+    }
+}
+
+fn add_lambda(out: &mut RetryScopes, p: &Project, u: usize, id: FnId, what: String, why: String) {
+    let anchor = p.units[u].facts.functions[id].name_span;
+    out.fns.entry(FnRef { unit: u, f: id }).or_insert_with(|| {
+        Arc::new(RetryScope {
+            anchor_unit: u,
+            anchor,
+            what,
+            why,
+        })
+    });
+}
+
+fn receiver_text(r: Option<&Expr>) -> Option<String> {
+    r.and_then(|r| r.path_text())
+}
+
+fn api_matches(api: &RetryApi, lang: Lang, receiver: Option<&Expr>, name: &str) -> bool {
+    if !api.langs.iter().any(|l| l == lang.name()) || !api.calls.iter().any(|c| c == name) {
+        return false;
+    }
+    let recv = receiver_text(receiver);
+    if let Some(rs) = &api.receivers {
+        let last = recv.as_deref().map(simple_name);
+        let ok = rs.iter().any(|r| match (r.as_str(), last) {
+            ("", None) => true,
+            (r, Some(l)) => r == l,
+            _ => false,
+        });
+        if !ok {
+            return false;
+        }
+    }
+    if !api.receiver_contains.is_empty() {
+        let Some(text) = recv else { return false };
+        let lower = text.to_ascii_lowercase();
+        if !api
+            .receiver_contains
+            .iter()
+            .any(|c| lower.contains(c.as_str()))
+        {
+            return false;
+        }
+    }
+    if !api.chain_contains.is_empty() {
+        let Some(r) = receiver else { return false };
+        let mut hit = false;
+        walk_expr(r, &mut |x: &Expr| {
+            if let ExprKind::Call { name, .. } | ExprKind::Name(name) | ExprKind::Field { name, .. } =
+                &x.kind
+                && api.chain_contains.iter().any(|c| c == name)
+            {
+                hit = true;
+            }
+        });
+        if !hit {
+            return false;
+        }
+    }
+    true
+}
+
+/// Retry API calls, publisher chains with retry operators, inferred helpers, handlers.
+fn calls(
+    p: &Project,
+    cat: &'static Catalog,
+    helpers: &HashMap<String, (usize, String)>,
+    u: usize,
+    _enclosing: Option<FnRef>,
+    e: &Expr,
+    out: &mut RetryScopes,
+) {
+    let ExprKind::Call {
+        receiver,
+        name,
+        args,
+    } = &e.kind
+    else {
+        return;
+    };
+    let lang = p.units[u].lang;
+    // Retry APIs.
+    for api in &cat.retry.api {
+        if !api.requires_later.is_empty() || !api_matches(api, lang, receiver.as_deref(), name) {
+            continue;
+        }
+        for (i, a) in args.iter().enumerate() {
+            if api.arg.is_some_and(|k| k != i) {
+                continue;
+            }
+            if let Some(id) = lambda_of(&a.value) {
+                add_lambda(
+                    out,
+                    p,
+                    u,
+                    id,
+                    format!(
+                        "this function is retried by `{}`",
+                        call_label(receiver.as_deref(), name)
+                    ),
+                    format!("{}.", api.why),
+                );
+            }
+        }
+    }
+    // backon: `(|| async { .. }).retry(ExponentialBuilder::default())`.
+    if lang == Lang::Rust
+        && matches!(name.as_str(), "retry" | "retry_with")
+        && let Some(r) = receiver.as_deref()
+        && let Some(id) = lambda_of(r)
+    {
+        add_lambda(
+            out,
+            p,
+            u,
+            id,
+            "this closure is retried by `.retry(..)`".into(),
+            "backon calls the closure again on every attempt of the backoff.".into(),
+        );
+    }
+    // A retry operator later in a chain: find the publisher factory it resubscribes, and
+    // resilience4j `Decorators.ofSupplier(..).withRetry(..)`.
+    let is_operator = cat.retry.publishers.retry_operators.contains(name);
+    let decorator_retry = name == "withRetry";
+    if (is_operator || decorator_retry)
+        && let Some(r) = receiver.as_deref()
+    {
+        let mut chain = Some(r);
+        let mut depth = 0;
+        while let Some(c) = chain {
+            depth += 1;
+            if depth > 64 {
+                break;
+            }
+            let ExprKind::Call {
+                receiver: inner,
+                name: n,
+                args: inner_args,
+            } = &c.kind
+            else {
+                break;
+            };
+            let factory = if is_operator {
+                cat.retry.publishers.factories.contains(n)
+            } else {
+                cat.retry
+                    .api
+                    .iter()
+                    .any(|a| a.requires_later.iter().any(|x| x == name) && a.calls.contains(n))
+            };
+            if factory {
+                for a in inner_args {
+                    if let Some(id) = lambda_of(&a.value) {
+                        let (what, why) = if is_operator {
+                            (
+                                format!(
+                                    "`{n}` re-runs this body on every subscription, and `.{name}` subscribes again after a failure"
+                                ),
+                                format!(
+                                    "`{n}` defers the body to subscription time and `.{name}` resubscribes on error, so the body runs once per attempt."
+                                ),
+                            )
+                        } else {
+                            (
+                                "this supplier is decorated `.withRetry(..)`".to_string(),
+                                "A resilience4j decorator chain with withRetry calls the supplier again on every attempt.".to_string(),
+                            )
+                        };
+                        add_lambda(out, p, u, id, what, why);
+                    }
+                }
+            }
+            chain = inner.as_deref();
+        }
+    }
+    // CompletableFuture / Reactor error handlers that send again.
+    if cat.retry.callbacks.handlers.contains(name) {
+        for a in args {
+            if let Some(id) = lambda_of(&a.value) {
+                add_lambda(
+                    out,
+                    p,
+                    u,
+                    id,
+                    format!("this `{name}` handler runs after a failure and sends again"),
+                    format!(
+                        "`{name}` runs its function after the first attempt failed, so a request sent from it is a second attempt."
+                    ),
+                );
+            }
+        }
+    }
+    // Kotlin `repeat(n) { try { .. } catch .. }`.
+    if name == "repeat"
+        && receiver.is_none()
+        && let Some(id) = args.last().and_then(|a| lambda_of(&a.value))
+        && body_retries(&p.units[u].facts.functions[id].body, false)
+    {
+        add_lambda(
+            out,
+            p,
+            u,
+            id,
+            "this `repeat` block tries again after an error".into(),
+            "The block runs again for every iteration after a caught failure.".into(),
+        );
+    }
+    // Inferred and configured retry helpers.
+    let configured = cat.retry_helpers.iter().any(|h| h == name);
+    let helper = helpers
+        .get(name.as_str())
+        .map(|(i, at)| (Some(*i), at.clone()))
+        .or_else(|| configured.then(|| (None, "configuration".to_string())));
+    if let Some((index, at)) = helper {
+        for (i, a) in args.iter().enumerate() {
+            // The function parameter's position, or a trailing lambda.
+            let trailing = i + 1 == args.len() && matches!(a.value.kind, ExprKind::Lambda(_));
+            if index.is_some_and(|k| k != i) && !trailing {
+                continue;
+            }
+            if let Some(id) = lambda_of(&a.value) {
+                let what = format!(
+                    "this function is passed to `{name}`, which calls it again after a failure"
+                );
+                let why = if at == "configuration" {
+                    format!("`{name}` is declared a retry helper in the configuration.")
+                } else {
+                    format!(
+                        "`{name}` ({at}) calls its function argument again inside a loop that catches errors."
+                    )
+                };
+                add_lambda(out, p, u, id, what, why);
+            }
+        }
+    }
+}
+
+fn call_label(receiver: Option<&Expr>, name: &str) -> String {
+    match receiver.and_then(|r| r.path_text()) {
+        Some(r) => format!("{}.{name}", simple_name(&r)),
+        None => name.to_string(),
+    }
+}
+
+/// Does a loop body (or repeat block) go round again after an error? A `catch` that does not
+/// always leave, an `Err(..)` arm that does not return, or a `continue` (when `allow_continue`).
+fn body_retries(body: &[Stmt], allow_continue: bool) -> bool {
+    let mut hit = false;
+    walk_stmts(body, &mut |e: &Expr| {
+        if hit {
+            return;
+        }
+        match &e.kind {
+            ExprKind::Try { catches, .. } => {
+                if catches.iter().any(|c| !always_leaves(&c.body)) {
+                    hit = true;
+                }
+            }
+            ExprKind::Match { arms, .. } => {
+                if arms.iter().any(|a| {
+                    let t = a.pattern_text.trim_start();
+                    (t.starts_with("Err") || t.starts_with("Err(")) && !always_leaves(&a.body)
+                }) {
+                    hit = true;
+                }
+            }
+            ExprKind::Continue(_) if allow_continue => hit = true,
+            ExprKind::Call { name, .. }
+                if matches!(
+                    name.as_str(),
+                    "is_err" | "isFailure" | "onFailure" | "exceptionOrNull"
+                ) =>
+            {
+                hit = true;
+            }
+            _ => {}
+        }
+    });
+    hit
+}
+
+/// Does a block end by leaving (throw, return, break)?
+fn always_leaves(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Throw(_) | ExprKind::Return(_) | ExprKind::Break(_) => true,
+        ExprKind::Block(stmts) => match stmts.last() {
+            Some(Stmt::Expr(last)) => always_leaves(last),
+            _ => false,
+        },
+        ExprKind::Call { name, .. } => {
+            matches!(name.as_str(), "panic" | "error" | "bail" | "unreachable")
+        }
+        ExprKind::Macro { name, .. } => matches!(name.as_str(), "panic" | "bail" | "unreachable"),
+        _ => false,
+    }
+}
+
+/// Is a loop header a count (`1..3`, `0 until n`, `IntStream.range`), not a collection?
+fn counted(header: &[Expr]) -> bool {
+    header.iter().any(|h| match &h.kind {
+        ExprKind::Binary { op, .. } => op.starts_with(".."),
+        ExprKind::Call { name, .. } => {
+            matches!(
+                name.as_str(),
+                "until" | "downTo" | "range" | "rangeClosed" | "step" | "indices"
+            )
+        }
+        ExprKind::Lit(_) => true,
+        _ => false,
+    })
+}
+
+/// Loops in `f` that go round again after an error.
+fn retry_loops(p: &Project, f: FnRef, out: &mut RetryScopes) {
+    let func = p.func(f);
+    walk_stmts(&func.body, &mut |e: &Expr| {
+        let ExprKind::Loop {
+            kind, header, body, ..
+        } = &e.kind
+        else {
+            return;
+        };
+        let candidate = match kind {
+            LoopKind::ForEach => counted(header),
+            _ => true,
+        };
+        if !candidate {
+            return;
+        }
+        let retries = match &body.kind {
+            ExprKind::Block(s) => body_retries(s, *kind != LoopKind::ForEach || counted(header)),
+            _ => false,
+        };
+        if retries {
+            let head = Span::new(e.span.start, body.span.start.max(e.span.start));
+            out.loops.entry(f).or_default().push((
+                body.span,
+                Arc::new(RetryScope {
+                    anchor_unit: f.unit,
+                    anchor: head,
+                    what: "this loop tries again after an error".into(),
+                    why: "The loop body runs again for every attempt.".into(),
+                }),
+            ));
+        }
+    });
+}
+
+/// Project functions that call one of their function parameters inside a retrying loop (or
+/// recursively after a failure): name -> (parameter index, "File.kt:12").
+fn inferred_helpers(p: &Project) -> HashMap<String, (usize, String)> {
+    let mut out = HashMap::new();
+    for (u, unit) in p.units.iter().enumerate() {
+        for (i, f) in unit.facts.functions.iter().enumerate() {
+            if f.kind == FnKind::Lambda || !f.has_body || f.params.is_empty() {
+                continue;
+            }
+            let Some(name) = &f.name else { continue };
+            let params: Vec<&str> = f
+                .params
+                .iter()
+                .filter(|x| x.name != "self")
+                .map(|x| x.name.as_str())
+                .collect();
+            let fn_params: HashSet<&str> = f
+                .params
+                .iter()
+                .filter(|x| x.name != "self" && is_function_type(x.ty.as_deref()))
+                .map(|x| x.name.as_str())
+                .collect();
+            if fn_params.is_empty() {
+                continue;
+            }
+            let me = FnRef { unit: u, f: i };
+            if let Some(param) = invoked_in_retry(p, me, &fn_params, name) {
+                let idx = params.iter().position(|x| *x == param).unwrap_or(0);
+                let line = unit.src.line_col(f.name_span.start).line;
+                let file = unit
+                    .src
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                out.entry(name.clone())
+                    .or_insert((idx, format!("{file}:{line}")));
+            }
+        }
+    }
+    out
+}
+
+fn is_function_type(ty: Option<&str>) -> bool {
+    let Some(t) = ty else { return false };
+    let t = t.trim();
+    t.contains("->")
+        || t.starts_with("Fn")
+        || t.starts_with("impl Fn")
+        || t.starts_with("impl FnMut")
+        || matches!(
+            simple_name(t),
+            "Supplier"
+                | "Callable"
+                | "Runnable"
+                | "Function"
+                | "BiFunction"
+                | "CheckedSupplier"
+                | "CheckedRunnable"
+                | "CheckedFunction"
+                | "ThrowingSupplier"
+                | "Action"
+                | "Func0"
+                | "Func"
+                | "F"
+                | "Op"
+                | "Fut"
+                | "Block"
+        )
+        || t.len() == 1 && t.chars().all(|c| c.is_ascii_uppercase())
+}
+
+/// The function parameter `f` invokes inside a retrying loop / repeat block, or calls after a
+/// failure by recursing.
+fn invoked_in_retry<'a>(
+    p: &Project,
+    f: FnRef,
+    params: &HashSet<&'a str>,
+    own_name: &str,
+) -> Option<&'a str> {
+    let invoked = |e: &Expr| -> Option<&'a str> {
+        match &e.kind {
+            ExprKind::Call {
+                receiver: None,
+                name,
+                ..
+            } => params.get(name.as_str()).copied(),
+            ExprKind::Call {
+                receiver: Some(r),
+                name,
+                ..
+            } if matches!(
+                name.as_str(),
+                "invoke" | "get" | "call" | "apply" | "run" | "execute" | "accept" | ""
+            ) =>
+            {
+                match &r.kind {
+                    ExprKind::Name(n) => params.get(n.as_str()).copied(),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    };
+    let mut found: Option<&'a str> = None;
+    for g in p.with_nested(f) {
+        let func = p.func(g);
+        // Loops that retry.
+        walk_stmts(&func.body, &mut |e: &Expr| {
+            if found.is_some() {
+                return;
+            }
+            let retry_body: Option<&Expr> = match &e.kind {
+                ExprKind::Loop {
+                    kind, header, body, ..
+                } => {
+                    let ok = *kind != LoopKind::ForEach || counted(header);
+                    match (&body.kind, ok) {
+                        (ExprKind::Block(s), true) if body_retries(s, true) => Some(body),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if let Some(b) = retry_body {
+                walk_expr(b, &mut |x: &Expr| {
+                    if found.is_none() {
+                        found = invoked(x);
+                    }
+                });
+            }
+        });
+        // `repeat(n) { try { return block() } catch .. }`: the lambda body retries.
+        if func.kind == FnKind::Lambda && g != f && body_retries(&func.body, false) {
+            walk_stmts(&func.body, &mut |x: &Expr| {
+                if found.is_none() {
+                    found = invoked(x);
+                }
+            });
+        }
+        // Recursion after a failure: `catch (..) { return withRetry(op, n - 1) }`.
+        walk_stmts(&func.body, &mut |e: &Expr| {
+            if found.is_some() {
+                return;
+            }
+            if let ExprKind::Try { catches, .. } = &e.kind
+                && catches.iter().any(|c| {
+                    let mut rec = false;
+                    walk_expr(&c.body, &mut |x: &Expr| {
+                        if x.call_name() == Some(own_name) {
+                            rec = true;
+                        }
+                    });
+                    rec
+                })
+            {
+                walk_stmts(&func.body, &mut |x: &Expr| {
+                    if found.is_none() {
+                        found = invoked(x);
+                    }
+                });
+            }
+        });
+        if found.is_some() {
+            break;
+        }
+    }
+    found
+}
+
+/// Retrofit `Callback.onFailure/onResponse` and HC5 `FutureCallback.failed` bodies that send
+/// again.
+fn callbacks(p: &Project, cat: &'static Catalog, u: usize, out: &mut RetryScopes) {
+    let facts = &p.units[u].facts;
+    for (t, ty) in facts.types.iter().enumerate() {
+        let supers = p.all_supertypes(crate::project::TypeRef { unit: u, t });
+        for (sup, methods) in &cat.retry.callbacks.types {
+            if !supers.iter().any(|s| s == sup) {
+                continue;
+            }
+            let methods: Vec<&str> = methods.split(',').map(str::trim).collect();
+            // The function the callback object is created in: calling it again is a resend.
+            let creator = ty.parent_fn.and_then(|pf| {
+                p.ancestors(FnRef { unit: u, f: pf })
+                    .find(|a| p.func(*a).kind != FnKind::Lambda)
+                    .and_then(|a| p.func(a).name.clone())
+            });
+            for &m in &ty.methods {
+                let f = &facts.functions[m];
+                if !f.name.as_deref().is_some_and(|n| methods.contains(&n)) {
+                    continue;
+                }
+                let mut resends = false;
+                for g in p.with_nested(FnRef { unit: u, f: m }) {
+                    walk_stmts(&p.func(g).body, &mut |e: &Expr| {
+                        if let Some(n) = e.call_name()
+                            && (cat.retry.callbacks.resend_calls.iter().any(|r| r == n)
+                                || creator.as_deref() == Some(n))
+                        {
+                            resends = true;
+                        }
+                    });
+                }
+                if resends {
+                    out.fns.entry(FnRef { unit: u, f: m }).or_insert_with(|| {
+                        Arc::new(RetryScope {
+                            anchor_unit: u,
+                            anchor: f.name_span,
+                            what: format!(
+                                "`{}` of this `{sup}` sends the request again",
+                                f.name.as_deref().unwrap_or("")
+                            ),
+                            why: format!(
+                                "`{}` runs after an attempt failed and sends again, so everything it evaluates is evaluated once per attempt.",
+                                f.name.as_deref().unwrap_or("")
+                            ),
+                        })
+                    });
+                }
+            }
+        }
+    }
+}
