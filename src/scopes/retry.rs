@@ -371,18 +371,16 @@ fn body_retries(body: &[Stmt], allow_continue: bool) -> bool {
             return;
         }
         match &e.kind {
-            ExprKind::Try { catches, .. } => {
-                if catches.iter().any(|c| !always_leaves(&c.body)) {
-                    hit = true;
-                }
+            ExprKind::Try { catches, .. } if catches.iter().any(|c| !always_leaves(&c.body)) => {
+                hit = true;
             }
-            ExprKind::Match { arms, .. } => {
+            ExprKind::Match { arms, .. }
                 if arms.iter().any(|a| {
                     let t = a.pattern_text.trim_start();
                     (t.starts_with("Err") || t.starts_with("Err(")) && !always_leaves(&a.body)
-                }) {
-                    hit = true;
-                }
+                }) =>
+            {
+                hit = true;
             }
             ExprKind::Continue(_) if allow_continue => hit = true,
             ExprKind::Call { name, .. }
