@@ -314,7 +314,7 @@ fn calls(
     if name == "repeat"
         && receiver.is_none()
         && let Some(id) = args.last().and_then(|a| lambda_of(&a.value))
-        && body_retries(&p.units[u].facts.functions[id].body, false)
+        && body_retries(&p.units[u].facts.functions[id].body, &[], false)
     {
         add_lambda(
             out,
@@ -364,7 +364,24 @@ fn call_label(receiver: Option<&Expr>, name: &str) -> String {
 
 /// Does a loop body (or repeat block) go round again after an error? A `catch` that does not
 /// always leave, an `Err(..)` arm that does not return, or a `continue` (when `allow_continue`).
-fn body_retries(body: &[Stmt], allow_continue: bool) -> bool {
+///
+/// It must also stop on success (a `return` or `break` somewhere in it, or an attempt counter
+/// in view): a consumer's `while (running) { try { poll() } catch { log } }` goes round
+/// after errors too, but it is not retrying anything.
+fn body_retries(body: &[Stmt], header: &[Expr], allow_continue: bool) -> bool {
+    let mut exits = false;
+    let mut look = |e: &Expr| match &e.kind {
+        ExprKind::Return(_) | ExprKind::Break(_) => exits = true,
+        ExprKind::Name(n) | ExprKind::Field { name: n, .. } if is_attempt_name(n) => exits = true,
+        _ => {}
+    };
+    walk_stmts(body, &mut look);
+    for h in header {
+        walk_expr(h, &mut look);
+    }
+    if !exits {
+        return false;
+    }
     let mut hit = false;
     walk_stmts(body, &mut |e: &Expr| {
         if hit {
@@ -395,6 +412,12 @@ fn body_retries(body: &[Stmt], allow_continue: bool) -> bool {
         }
     });
     hit
+}
+
+/// `attempt`, `retries`, `tries`, `retryCount`, `remaining_attempts`.
+fn is_attempt_name(n: &str) -> bool {
+    let l = n.to_ascii_lowercase();
+    l.contains("attempt") || l.contains("retr") || l.contains("tries")
 }
 
 /// Does a block end by leaving (throw, return, break)?
@@ -446,7 +469,9 @@ fn retry_loops(p: &Project, f: FnRef, out: &mut RetryScopes) {
             return;
         }
         let retries = match &body.kind {
-            ExprKind::Block(s) => body_retries(s, *kind != LoopKind::ForEach || counted(header)),
+            ExprKind::Block(s) => {
+                body_retries(s, header, *kind != LoopKind::ForEach || counted(header))
+            }
             _ => false,
         };
         if retries {
@@ -582,7 +607,7 @@ fn invoked_in_retry<'a>(
                 } => {
                     let ok = *kind != LoopKind::ForEach || counted(header);
                     match (&body.kind, ok) {
-                        (ExprKind::Block(s), true) if body_retries(s, true) => Some(body),
+                        (ExprKind::Block(s), true) if body_retries(s, header, true) => Some(body),
                         _ => None,
                     }
                 }
@@ -597,7 +622,7 @@ fn invoked_in_retry<'a>(
             }
         });
         // `repeat(n) { try { return block() } catch .. }`: the lambda body retries.
-        if func.kind == FnKind::Lambda && g != f && body_retries(&func.body, false) {
+        if func.kind == FnKind::Lambda && g != f && body_retries(&func.body, &[], false) {
             walk_stmts(&func.body, &mut |x: &Expr| {
                 if found.is_none() {
                     found = invoked(x);
