@@ -584,6 +584,25 @@ impl<'p> Flow<'p> {
             .and_then(|r| r.path_text())
             .map(|p| simple_name(&p).to_string())
             .filter(|t| t.starts_with(|c: char| c.is_uppercase()));
+        // A call on a builder chain or other expression of unknown type is a library call,
+        // unless the project declares a unique extension function of that name.
+        if recv_type.is_none()
+            && path_type.is_none()
+            && receiver.is_some_and(|r| r.path_text().is_none())
+        {
+            let ext: Vec<FnRef> = self
+                .unique(name, arity)
+                .into_iter()
+                .filter(|r| {
+                    self.p
+                        .func(*r)
+                        .modifiers
+                        .iter()
+                        .any(|m| m.starts_with("receiver:"))
+                })
+                .collect();
+            return (ext, false);
+        }
         if let Some(t) = path_type.as_deref().or(recv_type) {
             let all = self.p.resolve_on_type(t, name, arity);
             // The type's own implementation, when it has one, is what runs.
@@ -1389,28 +1408,44 @@ impl<'f, 'p> Ev<'f, 'p> {
         if let Some(t) = self.env.any_type(name) {
             return Some(t.clone());
         }
-        // A field of the enclosing type.
+        // A field of an enclosing type: the owner, types it is nested in, and for an anonymous
+        // class the type of the function it is written in.
         let unit = &self.flow.p.units[self.at.unit];
-        let owner = self
-            .flow
-            .p
-            .ancestors(self.at)
-            .find_map(|a| self.flow.p.func(a).owner)?;
-        unit.facts.types[owner]
-            .fields
-            .iter()
-            .find(|b| b.name == name)
-            .and_then(|b| {
-                b.ty.as_deref()
-                    .map(|t| simple_name(t).to_string())
-                    .or_else(|| {
-                        b.init.as_ref().and_then(|i| match &i.kind {
-                            ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-                            ExprKind::Call { name, .. } => Some(name.clone()),
-                            _ => None,
+        let mut ty = self.flow.p.enclosing_type(self.at);
+        let mut steps = 0;
+        let mut field = None;
+        while let Some(t) = ty {
+            steps += 1;
+            if steps > 16 {
+                break;
+            }
+            let decl = &unit.facts.types[t];
+            if let Some(b) = decl.fields.iter().find(|b| b.name == name) {
+                field = Some(b);
+                break;
+            }
+            ty = decl.parent_type.or_else(|| {
+                decl.parent_fn
+                    .and_then(|pf| {
+                        self.flow.p.enclosing_type(FnRef {
+                            unit: self.at.unit,
+                            f: pf,
                         })
                     })
-            })
+                    .filter(|x| *x != t)
+            });
+        }
+        field.and_then(|b| {
+            b.ty.as_deref()
+                .map(|t| simple_name(t).to_string())
+                .or_else(|| {
+                    b.init.as_ref().and_then(|i| match &i.kind {
+                        ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+                        ExprKind::Call { name, .. } => Some(name.clone()),
+                        _ => None,
+                    })
+                })
+        })
     }
 
     /// `rng.nextLong()`, `new SecureRandom().nextInt()`, `thread_rng().gen::<u64>()`,

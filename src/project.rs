@@ -130,20 +130,19 @@ impl Project {
             .into_iter()
             .flatten()
             .copied()
-            .filter(move |r| {
-                let f = self.func(*r);
-                let n = f.params.iter().filter(|p| p.name != "self").count();
-                n == arity
-            })
+            .filter(move |r| self.arity_ok(*r, arity))
     }
 
+    /// Does a call with `arity` arguments fit `r`? Kotlin parameters may have defaults (not
+    /// modelled), so a Kotlin function with more parameters fits too.
     fn arity_ok(&self, r: FnRef, arity: usize) -> bool {
-        self.func(r)
+        let n = self
+            .func(r)
             .params
             .iter()
             .filter(|p| p.name != "self")
-            .count()
-            == arity
+            .count();
+        n == arity || (n > arity && self.units[r.unit].lang == crate::facts::Lang::Kotlin)
     }
 
     /// Methods named `name` with `arity` parameters of type `ty` or of a project type that

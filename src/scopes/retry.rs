@@ -114,7 +114,15 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
 fn lambda_of(e: &Expr) -> Option<FnId> {
     match &e.kind {
         ExprKind::Lambda(id) => Some(*id),
-        ExprKind::Cast { expr, .. } => lambda_of(expr),
+        ExprKind::Cast { expr, .. } | ExprKind::Unary { operand: expr, .. } => lambda_of(expr),
+        // A SAM conversion around it: `get(CheckedSupplier { .. })`.
+        ExprKind::Call {
+            receiver: None,
+            name,
+            args,
+        } if name.starts_with(|c: char| c.is_uppercase()) && args.len() == 1 => {
+            lambda_of(&args[0].value)
+        }
         _ => None,
     }
 }
@@ -400,10 +408,16 @@ fn body_retries(body: &[Stmt], header: &[Expr], allow_continue: bool) -> bool {
                 hit = true;
             }
             ExprKind::Continue(_) if allow_continue => hit = true,
-            ExprKind::Call { name, .. }
+            ExprKind::Call { name, .. } | ExprKind::Field { name, .. }
                 if matches!(
                     name.as_str(),
-                    "is_err" | "isFailure" | "onFailure" | "exceptionOrNull"
+                    "is_err"
+                        | "is_ok"
+                        | "isFailure"
+                        | "isSuccess"
+                        | "onFailure"
+                        | "exceptionOrNull"
+                        | "isSuccessful"
                 ) =>
             {
                 hit = true;
@@ -468,12 +482,42 @@ fn retry_loops(p: &Project, f: FnRef, out: &mut RetryScopes) {
         if !candidate {
             return;
         }
-        let retries = match &body.kind {
-            ExprKind::Block(s) => {
-                body_retries(s, header, *kind != LoopKind::ForEach || counted(header))
-            }
-            _ => false,
+        let head_text = p.units[f.unit]
+            .src
+            .slice(Span::new(e.span.start, body.span.start.max(e.span.start)));
+        let mentions_attempts = |x: &Expr| {
+            let mut hit = false;
+            walk_expr(x, &mut |y: &Expr| {
+                if let ExprKind::Name(n) | ExprKind::Field { name: n, .. } = &y.kind
+                    && is_attempt_name(n)
+                {
+                    hit = true;
+                }
+            });
+            hit
         };
+        let counted_attempts = *kind != LoopKind::ForEach
+            && (mentions_attempts(body)
+                || header.iter().any(|h| {
+                    let mut hit = false;
+                    walk_expr(h, &mut |x: &Expr| {
+                        if let ExprKind::Name(n) | ExprKind::Field { name: n, .. } = &x.kind
+                            && is_attempt_name(n)
+                        {
+                            hit = true;
+                        }
+                    });
+                    hit
+                }));
+        let err_head = head_text.contains("Err(") || head_text.contains("is_err");
+        let retries = counted_attempts
+            || err_head
+            || match &body.kind {
+                ExprKind::Block(s) => {
+                    body_retries(s, header, *kind != LoopKind::ForEach || counted(header))
+                }
+                _ => false,
+            };
         if retries {
             let head = Span::new(e.span.start, body.span.start.max(e.span.start));
             out.loops.entry(f).or_default().push((
@@ -634,17 +678,23 @@ fn invoked_in_retry<'a>(
             if found.is_some() {
                 return;
             }
-            if let ExprKind::Try { catches, .. } = &e.kind
-                && catches.iter().any(|c| {
-                    let mut rec = false;
-                    walk_expr(&c.body, &mut |x: &Expr| {
-                        if x.call_name() == Some(own_name) {
-                            rec = true;
-                        }
-                    });
-                    rec
-                })
-            {
+            let recursive = |b: &Expr| {
+                let mut rec = false;
+                walk_expr(b, &mut |x: &Expr| {
+                    if x.call_name() == Some(own_name) {
+                        rec = true;
+                    }
+                });
+                rec
+            };
+            let on_failure = match &e.kind {
+                ExprKind::Try { catches, .. } => catches.iter().any(|c| recursive(&c.body)),
+                ExprKind::Match { arms, .. } => arms
+                    .iter()
+                    .any(|a| a.pattern_text.trim_start().starts_with("Err") && recursive(&a.body)),
+                _ => false,
+            };
+            if on_failure {
                 walk_stmts(&func.body, &mut |x: &Expr| {
                     if found.is_none() {
                         found = invoked(x);
