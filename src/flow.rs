@@ -1035,6 +1035,28 @@ impl<'f, 'p> Ev<'f, 'p> {
         None
     }
 
+    /// The value of a call expression `e` to `callee`, whose summary says it makes the fresh
+    /// value `inner`: the call is where it appears here, the deepest helper source is where it
+    /// is made.
+    fn through_call(&self, e: &Expr, callee: &str, inner: Taint) -> Taint {
+        let (at, span, what) = match &inner.via {
+            Some(v) => (v.at, v.span, v.what.clone()),
+            None => (inner.at, inner.span, inner.what.clone()),
+        };
+        Taint {
+            span: e.span,
+            at: self.at,
+            kind: inner.kind,
+            what: self.text(e.span),
+            via: Some(Rc::new(Via {
+                callee: callee.to_string(),
+                at,
+                span,
+                what,
+            })),
+        }
+    }
+
     /// A method reference used as a supplier (`orElseGet(Keys::fresh)`): fresh if the referenced
     /// project function returns a fresh value when called with no arguments.
     fn method_ref_value(&mut self, e: &Expr, receiver: Option<&Expr>, name: &str) -> Option<Taint> {
@@ -1044,18 +1066,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                 .callee_summary(self.at, receiver, rt.as_deref(), name, &[], |f, c| {
                     f.returns_fresh(c)
                 })?;
-        Some(Taint {
-            span: e.span,
-            at: self.at,
-            kind: inner.kind,
-            what: self.text(e.span),
-            via: Some(Rc::new(Via {
-                callee: name.to_string(),
-                at: inner.at,
-                span: inner.span,
-                what: inner.what.clone(),
-            })),
-        })
+        Some(self.through_call(e, name, inner))
     }
 
     /// A Kotlin property with a getter (`val Request.keyOrNew: String get() = ..`): reading
@@ -1068,18 +1079,7 @@ impl<'f, 'p> Ev<'f, 'p> {
         let inner = self
             .flow
             .callee_summary(self.at, None, None, &getter, &[], |f, c| f.returns_fresh(c))?;
-        Some(Taint {
-            span: e.span,
-            at: self.at,
-            kind: inner.kind,
-            what: self.text(e.span),
-            via: Some(Rc::new(Via {
-                callee: name.to_string(),
-                at: inner.at,
-                span: inner.span,
-                what: inner.what.clone(),
-            })),
-        })
+        Some(self.through_call(e, name, inner))
     }
 
     /// The value a lambda written in this function returns, evaluated in the same
@@ -1146,24 +1146,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                     f.returns_fresh(c)
                 })
         {
-            let via = inner.via.clone().unwrap_or_else(|| {
-                Rc::new(Via {
-                    callee: name.to_string(),
-                    at: inner.at,
-                    span: inner.span,
-                    what: inner.what.clone(),
-                })
-            });
-            return Some(Taint {
-                span: e.span,
-                at: self.at,
-                kind: inner.kind,
-                what: self.text(e.span),
-                via: Some(Rc::new(Via {
-                    callee: name.to_string(),
-                    ..(*via).clone()
-                })),
-            });
+            return Some(self.through_call(e, name, inner));
         }
         // Setting a header or attribute returns the builder (or the previous value), not
         // the value set; sinks look at the arguments themselves.
@@ -1715,18 +1698,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                     });
                 if let Some(inner) = inner {
                     out.push(KeyFlow {
-                        taint: Taint {
-                            span: e.span,
-                            at: self.at,
-                            kind: inner.kind,
-                            what: self.text(e.span),
-                            via: Some(Rc::new(Via {
-                                callee: name.clone(),
-                                at: inner.at,
-                                span: inner.span,
-                                what: inner.what.clone(),
-                            })),
-                        },
+                        taint: self.through_call(e, name, inner),
                         sink: e.span,
                         sink_fn: self.at,
                         kind: FlowKind::HelperSetsKey,

@@ -1,7 +1,8 @@
 //! End-to-end tests of the `idemlint` binary: exit codes, formats, file selection.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+
+use common::{idemlint, stderr, stdout, write};
 
 const BAD_JAVA: &str = r#"package com.acme.billing;
 
@@ -47,29 +48,6 @@ pub async fn charge(client: &reqwest::Client, customer: &str) -> reqwest::Result
         .await
 }
 "#;
-
-fn idemlint(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_idemlint"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run idemlint")
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn project() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();

@@ -1,6 +1,8 @@
 //! CI integration: configuration, suppressions, baselines, changed-lines mode, stdin, SARIF for
 //! code scanning. Each test works in a scratch directory as a user's repository would.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -20,28 +22,7 @@ public class Keys implements Interceptor {
 }
 "#;
 
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_idemlint"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run idemlint")
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{idemlint as run, stderr as err, stdout as out, write};
 
 fn json(o: &Output) -> serde_json::Value {
     serde_json::from_str(&out(o)).unwrap_or_else(|e| panic!("{e}: {}", out(o)))
