@@ -163,6 +163,9 @@ pub struct Param {
     pub ty: Option<String>,
     pub annotations: Vec<Annotation>,
     pub span: Span,
+    /// Kotlin default value (`idempotencyKey: String = UUID.randomUUID().toString()`),
+    /// evaluated on every call that leaves the parameter out.
+    pub default: Option<Expr>,
 }
 
 #[derive(Clone, Debug)]

@@ -44,6 +44,9 @@ pub enum FlowKind {
     /// The call (in `taint.span`) is to a project helper that itself puts a fresh value into a
     /// key sink.
     HelperSetsKey,
+    /// A Kotlin parameter default (`idempotencyKey: String = UUID..`): evaluated once per call
+    /// that leaves the parameter out, at the call site.
+    ParamDefault,
 }
 
 /// A fresh value reaching an idempotency-key sink.
@@ -272,12 +275,20 @@ impl<'p> Flow<'p> {
             Visit::Let(b) => ev.let_sink(b, &mut out),
             Visit::Expr(e) => ev.expr_sinks(e, &mut out),
         });
+        for p in &self.p.func(f).params {
+            if let Some(d) = &p.default
+                && self.cat.is_key_variable(&p.name)
+                && let Some(taint) = ev.eval(d)
+            {
+                out.push(KeyFlow {
+                    taint,
+                    sink: p.span,
+                    sink_fn: f,
+                    kind: FlowKind::ParamDefault,
+                });
+            }
+        }
         out
-    }
-
-    /// Key flows for top-level statements of a file (Kotlin scripts).
-    pub fn top_level_flows(&self, _unit: usize) -> Vec<KeyFlow> {
-        Vec::new()
     }
 
     /// The environment of `f`: that of its outermost enclosing function, which also binds
@@ -503,10 +514,12 @@ impl<'p> Flow<'p> {
     /// Does calling `f` put a fresh value into a key sink (in `f` or in lambdas written in it)?
     pub fn sets_fresh_key(&self, f: FnRef) -> Option<Taint> {
         self.summary(f, SETS_KEY, |flow, f| {
-            flow.p
-                .with_nested(f)
-                .into_iter()
-                .find_map(|g| flow.key_flows(g).into_iter().next().map(|k| k.taint))
+            flow.p.with_nested(f).into_iter().find_map(|g| {
+                flow.key_flows(g)
+                    .into_iter()
+                    .find(|k| k.kind != FlowKind::ParamDefault)
+                    .map(|k| k.taint)
+            })
         })
     }
 
@@ -1696,6 +1709,8 @@ impl<'f, 'p> Ev<'f, 'p> {
                         let lambda = self.flow.local_lambda(self.at, var)?;
                         self.flow.sets_fresh_key(lambda)
                     });
+                let inner =
+                    inner.or_else(|| self.omitted_fresh_default(receiver.as_deref(), name, args));
                 if let Some(inner) = inner {
                     out.push(KeyFlow {
                         taint: self.through_call(e, name, inner),
@@ -1790,6 +1805,56 @@ impl<'f, 'p> Ev<'f, 'p> {
 }
 
 impl Ev<'_, '_> {
+    /// A call that leaves out a key parameter whose default is fresh
+    /// (`PayoutCommand(accountId, amount)` with `idempotencyKey: String = UUID..`).
+    fn omitted_fresh_default(
+        &mut self,
+        receiver: Option<&Expr>,
+        name: &str,
+        args: &[Arg],
+    ) -> Option<Taint> {
+        let p = self.flow.p;
+        let candidates: Vec<FnRef> =
+            if receiver.is_none() && name.starts_with(|c: char| c.is_uppercase()) {
+                p.resolve(name, args.len()).collect()
+            } else {
+                let rt = receiver.and_then(|r| self.receiver_type(r));
+                self.flow
+                    .callees(self.at, receiver, rt.as_deref(), name, args)
+                    .0
+            };
+        let positional = args.iter().filter(|a| a.name.is_none()).count();
+        for c in candidates {
+            let params: Vec<_> = p
+                .func(c)
+                .params
+                .iter()
+                .filter(|x| x.name != "self")
+                .collect();
+            for (i, param) in params.iter().enumerate() {
+                let supplied = i < positional
+                    || args
+                        .iter()
+                        .any(|a| a.name.as_deref() == Some(param.name.as_str()));
+                if supplied
+                    || param.default.is_none()
+                    || !self.flow.cat.is_key_variable(&param.name)
+                {
+                    continue;
+                }
+                if let Some(t) = self
+                    .flow
+                    .key_flows(c)
+                    .into_iter()
+                    .find(|k| k.kind == FlowKind::ParamDefault && k.sink == param.span)
+                {
+                    return Some(t.taint);
+                }
+            }
+        }
+        None
+    }
+
     /// `new PayoutRequest(UUID.randomUUID().toString(), amount)`: the argument bound to a
     /// constructor parameter or record component named like a key.
     fn constructor_sinks(&mut self, ty: &str, args: &[Arg], out: &mut Vec<KeyFlow>) {

@@ -702,6 +702,7 @@ impl<'a, 's> Cx<'a, 's> {
                         ty: b.ty.clone(),
                         annotations: b.annotations.clone(),
                         span: b.span,
+                        default: None,
                     });
                     self.lw.facts.types[id].fields.push(b);
                 }
@@ -855,6 +856,7 @@ impl<'a, 's> Cx<'a, 's> {
                     ty: self.opt_type(p.child_by_field_id(fields().type_)),
                     annotations,
                     span: span(p),
+                    default: None,
                 })
             }
             "spread_parameter" => {
@@ -878,6 +880,7 @@ impl<'a, 's> Cx<'a, 's> {
                     ty,
                     annotations,
                     span: span(p),
+                    default: None,
                 })
             }
             "identifier" => Some(Param {
@@ -885,6 +888,7 @@ impl<'a, 's> Cx<'a, 's> {
                 ty: None,
                 annotations: Vec::new(),
                 span: span(p),
+                default: None,
             }),
             _ => None,
         }

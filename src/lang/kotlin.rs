@@ -669,14 +669,16 @@ impl<'s> Cx<'_, 's> {
         }
         let Some(nn) = name else { return };
         let pname = self.ident(nn);
+        let default_expr = default.map(|d| self.expr(d));
         params.push(Param {
             name: pname.clone(),
             ty: ty.clone(),
             annotations: anns.clone(),
             span: span(cp),
+            default: default_expr.clone(),
         });
         if let Some(mutable) = prop {
-            let init = default.map(|d| self.expr(d));
+            let init = default_expr;
             fields.push(Binding {
                 name: pname,
                 ty,
@@ -949,6 +951,7 @@ impl<'s> Cx<'_, 's> {
                 ty: pty,
                 annotations: pending,
                 span: span(p),
+                default: None,
             });
         }
         f.annotations = anns;
@@ -1053,9 +1056,17 @@ impl<'s> Cx<'_, 's> {
                         ty,
                         annotations: std::mem::take(&mut pending),
                         span: span(c),
+                        default: None,
                     });
                 }
-                // Default values are not modelled (see `Param`).
+                // `= expr` after a parameter: its default value.
+                k if !is_comment(k) => {
+                    if let Some(last) = out.last_mut()
+                        && last.default.is_none()
+                    {
+                        last.default = Some(self.expr(c));
+                    }
+                }
                 _ => {}
             }
         }
@@ -1134,6 +1145,7 @@ impl<'s> Cx<'_, 's> {
                 ty,
                 annotations: anns,
                 span: span(v),
+                default: None,
             });
         }
     }
@@ -2051,6 +2063,37 @@ mod tests {
 
     fn parse(src: &str) -> Parsed {
         parse_and_lower(Lang::Kotlin, src).expect("parse")
+    }
+
+    #[test]
+    fn parameter_defaults_are_kept() {
+        let p = parse(
+            "class PayoutCommand(val id: String, val idempotencyKey: String = UUID.randomUUID().toString())\n\
+             fun charge(amount: Long, key: String = newKey(), note: String) {}\n",
+        );
+        let ctor = p
+            .facts
+            .functions
+            .iter()
+            .find(|f| f.kind == FnKind::Constructor && f.name.as_deref() == Some("PayoutCommand"))
+            .expect("primary constructor");
+        assert!(ctor.params[0].default.is_none());
+        assert!(matches!(
+            ctor.params[1].default.as_ref().map(|d| &d.kind),
+            Some(ExprKind::Call { name, .. }) if name == "toString"
+        ));
+        let charge = p
+            .facts
+            .functions
+            .iter()
+            .find(|f| f.name.as_deref() == Some("charge"))
+            .unwrap();
+        assert!(charge.params[0].default.is_none());
+        assert!(matches!(
+            charge.params[1].default.as_ref().map(|d| &d.kind),
+            Some(ExprKind::Call { name, .. }) if name == "newKey"
+        ));
+        assert!(charge.params[2].default.is_none());
     }
 
     fn fn_named<'a>(f: &'a FileFacts, name: &str) -> &'a Function {

@@ -717,6 +717,7 @@ impl<'s> Cx<'_, 's> {
                     ty: None,
                     annotations: std::mem::take(&mut pending),
                     span: span(p),
+                    default: None,
                 }),
                 "parameter" => {
                     let ty = field(p, "type").map(|t| clean_ty(self.text(t)));
@@ -731,6 +732,7 @@ impl<'s> Cx<'_, 's> {
                             ty,
                             annotations,
                             span: span(p),
+                            default: None,
                         });
                     } else {
                         for (name, _, _) in names {
@@ -739,6 +741,7 @@ impl<'s> Cx<'_, 's> {
                                 ty: ty.clone(),
                                 annotations: annotations.clone(),
                                 span: span(p),
+                                default: None,
                             });
                         }
                     }
@@ -771,6 +774,7 @@ impl<'s> Cx<'_, 's> {
                     ty: ty.clone(),
                     annotations: Vec::new(),
                     span: span(p),
+                    default: None,
                 });
             }
             for (name, _, _) in names {
@@ -779,6 +783,7 @@ impl<'s> Cx<'_, 's> {
                     ty: ty.clone(),
                     annotations: Vec::new(),
                     span: span(p),
+                    default: None,
                 });
             }
         }

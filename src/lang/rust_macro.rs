@@ -1199,6 +1199,7 @@ impl Cx<'_, '_> {
                     ty: None,
                     annotations: Vec::new(),
                     span: psp,
+                    default: None,
                 });
             }
             for (name, _, _, ty) in names {
@@ -1207,6 +1208,7 @@ impl Cx<'_, '_> {
                     ty,
                     annotations: Vec::new(),
                     span: psp,
+                    default: None,
                 });
             }
         }
@@ -1647,6 +1649,7 @@ impl Cx<'_, '_> {
                     ty: None,
                     annotations: Vec::new(),
                     span: self.tsp(&r.self_token),
+                    default: None,
                 }),
                 syn::FnArg::Typed(pt) => {
                     let ty = self.syn_ty(&pt.ty).0;
@@ -1657,6 +1660,7 @@ impl Cx<'_, '_> {
                             ty: Some(ty.clone()),
                             annotations: Vec::new(),
                             span: join(nsp, psp),
+                            default: None,
                         });
                     }
                 }

@@ -14,6 +14,9 @@ pub const HELP: &str = "compute the key once per business operation, before the 
 pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
     let mut seen = HashSet::new();
     for fl in flows {
+        if fl.kind == FlowKind::ParamDefault {
+            continue;
+        }
         let Some(scope) = ctx.interceptor_of(fl.taint.at) else {
             continue;
         };
@@ -48,7 +51,7 @@ pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
                     "`{}` sets an idempotency key made from `{}`",
                     t.what, v.what
                 ),
-                (Some(v), FlowKind::Direct) => format!(
+                (Some(v), _) => format!(
                     "idempotency key made from `{}` (which returns `{}`)",
                     t.what, v.what
                 ),

@@ -23,7 +23,9 @@ pub fn check(
     let mut seen = HashSet::new();
     for fl in flows {
         let t = &fl.taint;
-        if ctx.interceptor_of(t.at).is_some() {
+        // A parameter default is filled in at the call site, once per call: the call inside a
+        // retry scope is what is reported.
+        if fl.kind == FlowKind::ParamDefault || ctx.interceptor_of(t.at).is_some() {
             continue;
         }
         let Some(scope) = ctx.retry_scope_of(t.at, t.span) else {

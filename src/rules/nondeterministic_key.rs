@@ -13,11 +13,12 @@ pub const CODE: &str = "IDEM008";
 pub fn check(ctx: &Ctx, flow: &Flow, flows: &[KeyFlow], out: &mut Vec<Finding>) {
     let mut seen = HashSet::new();
     for fl in flows {
-        if fl.kind != FlowKind::Direct
-            || ctx.interceptor_of(fl.taint.at).is_some()
-            || ctx.retry_scope_of(fl.taint.at, fl.taint.span).is_some()
-        {
-            continue;
+        let in_scope = ctx.interceptor_of(fl.taint.at).is_some()
+            || ctx.retry_scope_of(fl.taint.at, fl.taint.span).is_some();
+        match fl.kind {
+            FlowKind::Direct if !in_scope => {}
+            FlowKind::ParamDefault => {}
+            _ => continue,
         }
         let t = &fl.taint;
         // A helper that already puts its fresh value into a key (`PreparedTransfer {
