@@ -91,20 +91,20 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
             }
             retry_loops(p, me, &mut out);
             walk_stmts(&f.body, &mut |e: &Expr| {
-                calls(p, cat, &helpers, u, Some(me), e, &mut out)
+                calls(p, cat, &helpers, u, e, &mut out)
             });
         }
         for t in &facts.types {
             for b in &t.fields {
                 if let Some(init) = &b.init {
                     walk_expr(init, &mut |e: &Expr| {
-                        calls(p, cat, &helpers, u, None, e, &mut out)
+                        calls(p, cat, &helpers, u, e, &mut out)
                     });
                 }
             }
         }
         walk_stmts(&facts.top_level, &mut |e: &Expr| {
-            calls(p, cat, &helpers, u, None, e, &mut out)
+            calls(p, cat, &helpers, u, e, &mut out)
         });
         callbacks(p, cat, u, &mut out);
     }
@@ -194,7 +194,6 @@ fn calls(
     cat: &'static Catalog,
     helpers: &HashMap<String, (usize, String)>,
     u: usize,
-    _enclosing: Option<FnRef>,
     e: &Expr,
     out: &mut RetryScopes,
 ) {
