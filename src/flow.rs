@@ -500,7 +500,27 @@ impl<'p> Flow<'p> {
                 });
             }
         }
-        None
+        // A file-level value or a field of this file holding a lambda (only one of that name).
+        let facts = &self.p.units[at.unit].facts;
+        let mut holders = facts
+            .globals
+            .iter()
+            .chain(facts.types.iter().flat_map(|t| t.fields.iter()))
+            .filter(|b| b.name == name);
+        let first = holders.next()?;
+        if holders.next().is_some() {
+            return None;
+        }
+        match &first.init {
+            Some(Expr {
+                kind: ExprKind::Lambda(id),
+                ..
+            }) => Some(FnRef {
+                unit: at.unit,
+                f: *id,
+            }),
+            _ => None,
+        }
     }
 
     /// Does calling `f` return a fresh value? (memoised; cycles and deep chains give `None`)
@@ -1564,10 +1584,25 @@ impl<'f, 'p> Ev<'f, 'p> {
                 args,
                 receiver,
             } => {
+                // `KEY.clone()`, `HeaderNames.IDEMPOTENCY.value()`, `Header.KEY.getName()`.
                 if args.is_empty()
                     && matches!(
                         name.as_str(),
-                        "clone" | "to_owned" | "as_str" | "to_string" | "as_ref"
+                        "clone"
+                            | "to_owned"
+                            | "as_str"
+                            | "to_string"
+                            | "as_ref"
+                            | "toString"
+                            | "value"
+                            | "getValue"
+                            | "headerName"
+                            | "getHeaderName"
+                            | "getName"
+                            | "key"
+                            | "getKey"
+                            | "label"
+                            | "getLabel"
                     )
                     && let Some(r) = receiver
                 {
@@ -1703,8 +1738,8 @@ impl<'f, 'p> Ev<'f, 'p> {
                                 Some(ExprKind::Name(v)),
                                 "get" | "invoke" | "call" | "apply" | "run",
                             ) => Some(v.as_str()),
-                            (None, n) => Some(n),
-                            _ => None,
+                            // `newRequest()`, or a Kotlin extension lambda value `chain.stampKey()`.
+                            (_, n) => Some(n),
                         }?;
                         let lambda = self.flow.local_lambda(self.at, var)?;
                         self.flow.sets_fresh_key(lambda)

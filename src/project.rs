@@ -540,7 +540,19 @@ impl Project {
                 .flat_map(|&n| facts.types[n].fields.iter());
             for b in own.chain(nested) {
                 if b.name == field
-                    && let Some(v) = b.init.as_ref().and_then(|i| self.const_str(i, cat))
+                    && let Some(v) = b.init.as_ref().and_then(|i| {
+                        self.const_str(i, cat).or_else(|| match &i.kind {
+                            // An enum constant carrying its header name:
+                            // `IDEMPOTENCY_KEY("Idempotency-Key")`.
+                            ExprKind::New { args, .. } | ExprKind::Call { args, .. } => {
+                                match args.first().map(|a| &a.value.kind) {
+                                    Some(ExprKind::Str(s)) => Some(s.clone()),
+                                    _ => None,
+                                }
+                            }
+                            _ => None,
+                        })
+                    })
                 {
                     return Some(v);
                 }

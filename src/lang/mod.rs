@@ -39,6 +39,11 @@ pub fn parse_tree(lang: Lang, source: &str) -> Option<Tree> {
 
 /// Parses and lowers one file.
 pub fn parse_and_lower(lang: Lang, source: &str) -> Option<Parsed> {
+    let patched = match lang {
+        Lang::Kotlin => kotlin_suspend_blocks(source),
+        _ => None,
+    };
+    let source = patched.as_deref().unwrap_or(source);
     let tree = parse_tree(lang, source)?;
     let mut lw = Lowerer::new(source);
     match lang {
@@ -58,6 +63,34 @@ pub fn parse_and_lower(lang: Lang, source: &str) -> Option<Parsed> {
         has_errors,
         too_deep,
     })
+}
+
+/// The Kotlin grammar cannot parse the stdlib call `suspend { .. }` (it reads `suspend` as a
+/// modifier) and its error recovery can take the rest of the file with it. Spelling that one
+/// word as `_uspend` (same length, so every byte offset stays right) makes it the ordinary call
+/// with a trailing lambda that it is.
+fn kotlin_suspend_blocks(source: &str) -> Option<String> {
+    if !source.contains("suspend") {
+        return None;
+    }
+    let bytes = source.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while let Some(pos) = source[i..].find("suspend") {
+        let at = i + pos;
+        let end = at + "suspend".len();
+        let word_start =
+            at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
+        let mut j = end;
+        while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+            j += 1;
+        }
+        if word_start && j < bytes.len() && bytes[j] == b'{' {
+            out.get_or_insert_with(|| bytes.to_vec())[at] = b'_';
+        }
+        i = end;
+    }
+    out.and_then(|b| String::from_utf8(b).ok())
 }
 
 /// Collects ERROR / MISSING node spans without recursion.
@@ -160,4 +193,21 @@ pub fn clean_type(t: &str) -> String {
         .trim_start_matches("impl ")
         .trim();
     t.trim_end_matches(['?', '!']).trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kotlin_suspend_blocks_parse_as_calls() {
+        let src = "suspend fun f() = suspend { work() }.retrying(3)\nval x = suspendable {}\n";
+        let patched = kotlin_suspend_blocks(src).unwrap();
+        assert_eq!(patched.len(), src.len(), "offsets are kept");
+        assert!(patched.starts_with("suspend fun f() = _uspend { work() }"));
+        assert!(patched.contains("suspendable {}"), "only the whole word");
+        let parsed = parse_and_lower(Lang::Kotlin, src).unwrap();
+        assert!(!parsed.has_errors);
+        assert!(kotlin_suspend_blocks("fun f() {}").is_none());
+    }
 }

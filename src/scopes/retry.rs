@@ -21,6 +21,9 @@ use crate::project::{FnRef, Project, walk_expr, walk_stmts};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+/// Parameter index that stands for the receiver of an extension on a function type.
+const RECEIVER: usize = usize::MAX;
+
 /// Why some code is re-run per attempt.
 #[derive(Debug)]
 pub struct RetryScope {
@@ -120,7 +123,11 @@ fn lambda_of(e: &Expr) -> Option<FnId> {
             receiver: None,
             name,
             args,
-        } if name.starts_with(|c: char| c.is_uppercase()) && args.len() == 1 => {
+        } if (name.starts_with(|c: char| c.is_uppercase())
+            || name == "_uspend"
+            || name == "suspend")
+            && args.len() == 1 =>
+        {
             lambda_of(&args[0].value)
         }
         _ => None,
@@ -338,6 +345,20 @@ fn calls(
         .get(name.as_str())
         .map(|(i, at)| (Some(*i), at.clone()))
         .or_else(|| configured.then(|| (None, "configuration".to_string())));
+    // `suspend { .. }.retrying(3)`: the receiver is the retried function.
+    if let Some((Some(RECEIVER), at)) = &helper
+        && let Some(id) = receiver.as_deref().and_then(lambda_of)
+    {
+        add_lambda(
+            out,
+            p,
+            u,
+            id,
+            format!("this function is retried by `.{name}`"),
+            format!("`{name}` ({at}) calls its receiver again inside a loop that catches errors."),
+        );
+        return;
+    }
     if let Some((index, at)) = helper {
         for (i, a) in args.iter().enumerate() {
             // The function parameter's position, or a trailing lambda.
@@ -548,18 +569,32 @@ fn inferred_helpers(p: &Project) -> HashMap<String, (usize, String)> {
                 .filter(|x| x.name != "self")
                 .map(|x| x.name.as_str())
                 .collect();
-            let fn_params: HashSet<&str> = f
+            let mut fn_params: HashSet<&str> = f
                 .params
                 .iter()
                 .filter(|x| x.name != "self" && is_function_type(x.ty.as_deref()))
                 .map(|x| x.name.as_str())
                 .collect();
+            // A Kotlin extension on a function type: `fun <T> (suspend () -> T).retrying(..)`
+            // calls its receiver as `this()` / `invoke()`.
+            let fn_receiver = f.modifiers.iter().any(|m| {
+                m.strip_prefix("receiver:")
+                    .is_some_and(|t| t.contains("->"))
+            });
+            if fn_receiver {
+                fn_params.insert("this");
+                fn_params.insert("invoke");
+            }
             if fn_params.is_empty() {
                 continue;
             }
             let me = FnRef { unit: u, f: i };
             if let Some(param) = invoked_in_retry(p, me, &fn_params, name) {
-                let idx = params.iter().position(|x| *x == param).unwrap_or(0);
+                let idx = if param == "this" || param == "invoke" {
+                    RECEIVER
+                } else {
+                    params.iter().position(|x| *x == param).unwrap_or(0)
+                };
                 let line = unit.src.line_col(f.name_span.start).line;
                 let file = unit
                     .src
