@@ -479,48 +479,12 @@ impl<'p> Flow<'p> {
         }
     }
 
-    /// The lambda a local of `at` (or of an enclosing function) is initialised with.
+    /// The lambda a local of `at` (or of an enclosing function), a field or a file-level
+    /// value is initialised with.
     fn local_lambda(&self, at: FnRef, name: &str) -> Option<FnRef> {
-        for a in self.p.ancestors(at) {
-            let mut found = None;
-            walk_lets(&self.p.func(a).body, &mut |b| {
-                if b.name == name
-                    && let Some(Expr {
-                        kind: ExprKind::Lambda(id),
-                        ..
-                    }) = &b.init
-                {
-                    found = Some(*id);
-                }
-            });
-            if let Some(id) = found {
-                return Some(FnRef {
-                    unit: at.unit,
-                    f: id,
-                });
-            }
-        }
-        // A file-level value or a field of this file holding a lambda (only one of that name).
-        let facts = &self.p.units[at.unit].facts;
-        let mut holders = facts
-            .globals
-            .iter()
-            .chain(facts.types.iter().flat_map(|t| t.fields.iter()))
-            .filter(|b| b.name == name);
-        let first = holders.next()?;
-        if holders.next().is_some() {
-            return None;
-        }
-        match &first.init {
-            Some(Expr {
-                kind: ExprKind::Lambda(id),
-                ..
-            }) => Some(FnRef {
-                unit: at.unit,
-                f: *id,
-            }),
-            _ => None,
-        }
+        self.p
+            .lambda_bound_to(at.unit, Some(at), name, false)
+            .map(|f| FnRef { unit: at.unit, f })
     }
 
     /// Does calling `f` return a fresh value? (memoised; cycles and deep chains give `None`)

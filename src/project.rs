@@ -256,6 +256,64 @@ impl Project {
             .map(|(i, _)| i)
     }
 
+    /// The lambda a local (of `enclosing` or a function around it), a field of the enclosing
+    /// type, or else the one file-level value or field of that name in unit `u` is initialised
+    /// with. With `wrapped`, a lambda inside a SAM constructor or a cast counts too
+    /// (`val keys = Interceptor { .. }`).
+    pub fn lambda_bound_to(
+        &self,
+        u: usize,
+        enclosing: Option<FnRef>,
+        name: &str,
+        wrapped: bool,
+    ) -> Option<FnId> {
+        let facts = &self.units[u].facts;
+        let as_lambda = |e: &Expr| match &e.kind {
+            ExprKind::Lambda(id) => Some(*id),
+            ExprKind::Call { args, .. } if wrapped && args.len() == 1 => {
+                match &args[0].value.kind {
+                    ExprKind::Lambda(id) => Some(*id),
+                    _ => None,
+                }
+            }
+            ExprKind::Cast { expr, .. } if wrapped => match &expr.kind {
+                ExprKind::Lambda(id) => Some(*id),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(f) = enclosing {
+            for a in self.ancestors(f) {
+                let mut found = None;
+                crate::flow::walk_lets(&self.func(a).body, &mut |b| {
+                    if found.is_none() && b.name == name {
+                        found = b.init.as_ref().and_then(as_lambda);
+                    }
+                });
+                if found.is_some() {
+                    return found;
+                }
+            }
+            if let Some(owner) = self.enclosing_type(f)
+                && let Some(b) = facts.types[owner].fields.iter().find(|b| b.name == name)
+            {
+                return b.init.as_ref().and_then(as_lambda);
+            }
+        }
+        // A file-level binding, or (a field initialiser, whose type is not tracked) the one
+        // field of that name in the file.
+        let mut holders = facts
+            .globals
+            .iter()
+            .chain(facts.types.iter().flat_map(|t| t.fields.iter()))
+            .filter(|b| b.name == name);
+        let first = holders.next()?;
+        if holders.next().is_some() {
+            return None;
+        }
+        first.init.as_ref().and_then(as_lambda)
+    }
+
     /// `f` and every lambda / local function nested in it, at any depth.
     pub fn with_nested(&self, f: FnRef) -> Vec<FnRef> {
         let mut out = vec![f];

@@ -384,7 +384,7 @@ fn lambdas(
                 };
                 let target = match &value.kind {
                     ExprKind::Lambda(id) => Target::Lambda(*id),
-                    ExprKind::Name(n) => match lambda_bound_to(p, u, enclosing, n) {
+                    ExprKind::Name(n) => match p.lambda_bound_to(u, enclosing, n, true) {
                         Some(id) => Target::Lambda(id),
                         None => continue,
                     },
@@ -660,52 +660,4 @@ fn mentions(r: &Expr, hints: &[String]) -> bool {
         _ => return false,
     };
     hints.iter().any(|h| h == n)
-}
-
-/// A lambda (or SAM-constructed lambda) that a local or field named `name` is initialised
-/// with: `val keys = Interceptor { .. }; builder.addInterceptor(keys)`.
-fn lambda_bound_to(p: &Project, u: usize, enclosing: Option<FnRef>, name: &str) -> Option<FnId> {
-    let facts = &p.units[u].facts;
-    let as_lambda = |e: &Expr| match &e.kind {
-        ExprKind::Lambda(id) => Some(*id),
-        ExprKind::Call { args, .. } if args.len() == 1 => match &args[0].value.kind {
-            ExprKind::Lambda(id) => Some(*id),
-            _ => None,
-        },
-        ExprKind::Cast { expr, .. } => match &expr.kind {
-            ExprKind::Lambda(id) => Some(*id),
-            _ => None,
-        },
-        _ => None,
-    };
-    if let Some(f) = enclosing {
-        for a in p.ancestors(f) {
-            let mut found = None;
-            crate::flow::walk_lets(&p.func(a).body, &mut |b| {
-                if found.is_none() && b.name == name {
-                    found = b.init.as_ref().and_then(as_lambda);
-                }
-            });
-            if found.is_some() {
-                return found;
-            }
-        }
-        if let Some(owner) = p.enclosing_type(f)
-            && let Some(b) = facts.types[owner].fields.iter().find(|b| b.name == name)
-        {
-            return b.init.as_ref().and_then(as_lambda);
-        }
-    }
-    // A file-level binding, or (registration in a field initialiser, whose type is not
-    // tracked) the one field of that name in the file.
-    let mut fields = facts
-        .globals
-        .iter()
-        .chain(facts.types.iter().flat_map(|t| t.fields.iter()))
-        .filter(|b| b.name == name);
-    let first = fields.next()?;
-    if fields.next().is_some() {
-        return None;
-    }
-    first.init.as_ref().and_then(as_lambda)
 }
