@@ -662,7 +662,8 @@ impl<'p> Flow<'p> {
     }
 }
 
-fn is_self_receiver(r: Option<&Expr>) -> bool {
+/// A call on `this` / `self` or with no receiver.
+pub fn is_self_receiver(r: Option<&Expr>) -> bool {
     match r.map(|r| &r.kind) {
         None => true,
         Some(ExprKind::Name(n)) => n == "this" || n == "self" || n == "Self",

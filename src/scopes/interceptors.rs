@@ -308,12 +308,7 @@ fn with_same_type_helpers(
                     ExprKind::MethodRef { receiver, name } => (receiver.as_deref(), name),
                     _ => return,
                 };
-                let self_call = match recv.map(|r| &r.kind) {
-                    None => true,
-                    Some(ExprKind::Name(n)) => n == "this" || n == "self" || n == "Self",
-                    _ => false,
-                };
-                if !self_call {
+                if !crate::flow::is_self_receiver(recv) {
                     return;
                 }
                 if !called.contains(name) {
