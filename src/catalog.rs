@@ -10,6 +10,74 @@ const SOURCES: &str = include_str!("../rules/catalog/sources.toml");
 const SINKS: &str = include_str!("../rules/catalog/sinks.toml");
 const INTERCEPTORS: &str = include_str!("../rules/catalog/interceptors.toml");
 const RETRY: &str = include_str!("../rules/catalog/retry.toml");
+const COORDINATION: &str = include_str!("../rules/catalog/coordination.toml");
+
+/// `coordination.toml`: schedulers, money-moving calls and endpoints, locks and claims.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Coordination {
+    pub schedulers: Schedulers,
+    pub money: Money,
+    pub endpoint: Vec<Endpoint>,
+    pub locks: Locks,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Schedulers {
+    pub periodic_calls: Vec<String>,
+    pub hinted_calls: Vec<String>,
+    pub receiver_hints: Vec<String>,
+    pub types: Vec<String>,
+    pub annotations: Vec<String>,
+    pub startup_types: Vec<(String, String)>,
+    pub startup_events: Vec<String>,
+    pub startup_annotations: Vec<String>,
+    pub quartz_types: Vec<(String, String)>,
+    pub quartz_import: String,
+    pub quartz_clustered_property: String,
+    pub spawners: Vec<String>,
+    pub sleeps: Vec<String>,
+    pub cron_receivers: Vec<String>,
+    pub cron_calls: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Money {
+    pub verbs: Vec<String>,
+    pub actions: Vec<String>,
+    pub objects: Vec<String>,
+    pub never_with: Vec<String>,
+    pub first_verbs: Vec<String>,
+    pub capture_exclusions: Vec<String>,
+    pub not_first: Vec<String>,
+    pub sdk_types: Vec<String>,
+    pub sdk_services: Vec<String>,
+    pub sdk_methods: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Endpoint {
+    pub provider: String,
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Locks {
+    pub words: Vec<String>,
+    pub checked_calls: Vec<String>,
+    pub local_lock_types: Vec<String>,
+    pub local_lock_constructors: Vec<String>,
+    pub annotations: Vec<String>,
+    pub sql_locks: Vec<String>,
+    pub sql_claims: Vec<String>,
+    pub host_env_vars: Vec<String>,
+    pub env_calls: Vec<String>,
+    pub key_calls: Vec<(String, usize)>,
+}
 
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
@@ -76,6 +144,9 @@ pub struct SourceEntry {
 pub enum SourceKind {
     Random,
     Time,
+    /// The same in one process, different in every other: host name, pod name, pid. Not a
+    /// nondeterministic key source (the key rules ignore it); an unstable lock key (IDEM006).
+    Process,
 }
 
 #[derive(Debug, Deserialize)]
@@ -186,6 +257,7 @@ pub struct Catalog {
     pub sinks: Sinks,
     pub interceptors: Vec<InterceptorEntry>,
     pub retry: RetryFile,
+    pub coord: Coordination,
     /// Every call name some catalogue entry mentions (sources, random/clock methods,
     /// constructors, memoisers, period conversions and formatters): a call with any other
     /// name needs none of those checks.
@@ -280,6 +352,9 @@ impl Catalog {
         let k: Sinks = toml::from_str(sinks).map_err(|e| format!("sinks.toml: {e}"))?;
         let i: InterceptorsFile =
             toml::from_str(interceptors).map_err(|e| format!("interceptors.toml: {e}"))?;
+        let retry: RetryFile = toml::from_str(RETRY).map_err(|e| format!("retry.toml: {e}"))?;
+        let coord: Coordination =
+            toml::from_str(COORDINATION).map_err(|e| format!("coordination.toml: {e}"))?;
         let mut special_calls: HashSet<String> = HashSet::new();
         for e in &s.source {
             special_calls.extend(e.calls.iter().cloned());
@@ -298,8 +373,8 @@ impl Catalog {
             special_calls.extend(list.iter().cloned());
         }
         special_calls.extend(["from", "of", "ofInstant", "parse"].map(String::from));
+        special_calls.extend(coord.locks.env_calls.iter().cloned());
         let key_name_fragments = fragments(&k.key_names);
-        let retry: RetryFile = toml::from_str(RETRY).map_err(|e| format!("retry.toml: {e}"))?;
         Ok(Catalog {
             special_calls,
             key_name_fragments,
@@ -316,6 +391,7 @@ impl Catalog {
             sinks: k,
             interceptors: i.interceptor,
             retry,
+            coord,
         })
     }
 

@@ -36,8 +36,29 @@ pub struct WalkError {
 /// hidden and build directories, never following symlinks), files as given. Returns files in
 /// a stable order.
 pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
+    let (c, e, _) = discover_all(roots);
+    (c, e)
+}
+
+/// Is this file a service configuration the rules read (`application.yml`,
+/// `application-prod.properties`, `quartz.properties`)?
+pub fn is_config_file(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+    matches!(ext, "properties" | "yml" | "yaml")
+        && (stem.starts_with("application")
+            || stem.starts_with("quartz")
+            || stem.starts_with("bootstrap"))
+}
+
+/// Like [`discover`], also returning the configuration files found while walking (with
+/// whether each is test configuration).
+pub fn discover_all(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>, Vec<(PathBuf, bool)>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
+    let mut configs = Vec::new();
     for root in roots {
         let meta = match std::fs::metadata(root) {
             Ok(m) => m,
@@ -89,10 +110,13 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
                     if !e.file_type().is_some_and(|t| t.is_file()) {
                         continue;
                     }
+                    let rel = e.path().strip_prefix(root).unwrap_or(e.path());
                     let Some(lang) = Lang::from_path(e.path()) else {
+                        if is_config_file(e.path()) {
+                            configs.push((normalise(e.path()), is_test_path(rel)));
+                        }
                         continue;
                     };
-                    let rel = e.path().strip_prefix(root).unwrap_or(e.path());
                     out.push(Candidate {
                         path: normalise(e.path()),
                         lang,
@@ -109,7 +133,9 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out.dedup_by(|a, b| a.path == b.path);
-    (out, errors)
+    configs.sort();
+    configs.dedup();
+    (out, errors, configs)
 }
 
 /// The path without `.` components, so `./A.java` and `A.java` are one file.

@@ -288,7 +288,41 @@ impl<'p> Flow<'p> {
                 });
             }
         }
+        // A host name or pid is the same on every retry in this process: not a fresh key.
+        out.retain(|k| k.taint.kind != SourceKind::Process);
         out
+    }
+
+    /// The fresh (random, time) or per-process value `e`, evaluated in `at`, carries.
+    pub fn value_in(&self, at: FnRef, e: &Expr) -> Option<Taint> {
+        let env = self.env_for(at);
+        let mut ev = Ev::new(self, at, &env);
+        ev.eval(e)
+    }
+
+    /// The project functions a call in `at` may run (see `callees`); method references are
+    /// calls with unknown arity and give every function of that name on the receiver's type.
+    pub fn call_targets(
+        &self,
+        at: FnRef,
+        receiver: Option<&Expr>,
+        name: &str,
+        args: &[Arg],
+    ) -> Vec<FnRef> {
+        if self.p.count_named(name) == 0 {
+            return Vec::new();
+        }
+        let env = self.env_for(at);
+        let ev = Ev::new(self, at, &env);
+        let rt = receiver.and_then(|r| ev.receiver_type(r));
+        self.callees(at, receiver, rt.as_deref(), name, args).0
+    }
+
+    /// The declared or constructed type of a receiver expression in `at`, simple name.
+    pub fn type_in(&self, at: FnRef, r: &Expr) -> Option<String> {
+        let env = self.env_for(at);
+        let ev = Ev::new(self, at, &env);
+        ev.receiver_type(r)
     }
 
     /// The environment of `f`: that of its outermost enclosing function, which also binds
@@ -910,12 +944,18 @@ impl<'f, 'p> Ev<'f, 'p> {
     }
 
     fn eval_any<'a>(&mut self, es: impl IntoIterator<Item = &'a Expr>) -> Option<Taint> {
+        // A fresh value wins over a per-process one (`host + "-" + UUID.randomUUID()`).
+        let mut process = None;
         for e in es {
-            if let Some(t) = self.eval(e) {
-                return Some(t);
+            match self.eval(e) {
+                Some(t) if t.kind == SourceKind::Process => {
+                    process.get_or_insert(t);
+                }
+                Some(t) => return Some(t),
+                None => {}
             }
         }
-        None
+        process
     }
 
     fn eval_inner(&mut self, e: &Expr) -> Option<Taint> {
@@ -1196,6 +1236,15 @@ impl<'f, 'p> Ev<'f, 'p> {
         let recv_path = self.receiver_path(receiver);
         if let Some(kind) = cat.source_call(lang, recv_path.as_deref(), name) {
             return Some(self.source(e, kind));
+        }
+        // `System.getenv("HOSTNAME")`, `std::env::var("POD_NAME")`.
+        if cat.coord.locks.env_calls.iter().any(|c| c == name)
+            && let Some(v) = args
+                .first()
+                .and_then(|a| self.flow.p.const_str(&a.value, cat))
+            && cat.coord.locks.host_env_vars.contains(&v)
+        {
+            return Some(self.source(e, SourceKind::Process));
         }
         // `rng.sample(..)` on an rng that is itself a source: the source is where it was made.
         if let Some(t) = receiver.and_then(|r| match &r.kind {

@@ -8,6 +8,7 @@
 pub mod baseline;
 pub mod catalog;
 pub mod config;
+pub mod coord;
 pub mod diff;
 pub mod discover;
 pub mod facts;
@@ -130,7 +131,21 @@ impl Report {
 
 /// Lints `paths` (files or directories).
 pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
-    let (candidates, walk_errors) = discover::discover(paths);
+    let (candidates, walk_errors, configs) = discover::discover_all(paths);
+    // Configuration lines the rules read (a clustered Quartz job store); small files only.
+    let config_texts: Vec<String> = configs
+        .iter()
+        .filter(|(_, test)| opts.include_tests || !test)
+        .filter(|(p, _)| std::fs::metadata(p).is_ok_and(|m| m.len() < 1 << 20))
+        .filter_map(|(p, _)| std::fs::read_to_string(p).ok())
+        .map(|t| {
+            t.lines()
+                .filter(|l| l.contains("lustered"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .filter(|t| !t.is_empty())
+        .collect();
     let candidates: Vec<_> = candidates
         .into_iter()
         .filter(|c| opts.include_tests || c.explicit || !c.is_test)
@@ -147,7 +162,7 @@ pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
             .collect(),
         ..Report::default()
     };
-    let mut run = || lint_candidates(&candidates, opts, &mut report);
+    let mut run = || lint_candidates(&candidates, &config_texts, opts, &mut report);
     match rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .stack_size(64 << 20)
@@ -175,11 +190,16 @@ pub fn lint_sources(sources: Vec<(PathBuf, String)>, opts: &Options) -> Report {
             }),
         })
         .collect();
-    finish(units, opts, &mut report);
+    finish(units, Vec::new(), opts, &mut report);
     report
 }
 
-fn lint_candidates(candidates: &[discover::Candidate], opts: &Options, report: &mut Report) {
+fn lint_candidates(
+    candidates: &[discover::Candidate],
+    config_texts: &[String],
+    opts: &Options,
+    report: &mut Report,
+) {
     let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = candidates
         .par_iter()
         .map(|c| {
@@ -187,7 +207,7 @@ fn lint_candidates(candidates: &[discover::Candidate], opts: &Options, report: &
             Ok(parse_unit(c.path.clone(), text, c.lang))
         })
         .collect();
-    finish(units, opts, report);
+    finish(units, config_texts.to_vec(), opts, report);
 }
 
 fn rule_levels(config: &config::Config) -> Vec<(&'static str, config::Level)> {
@@ -266,7 +286,12 @@ fn parse_unit(path: PathBuf, text: String, lang: facts::Lang) -> (Unit, Vec<Noti
     (Unit { src, lang, facts }, notices)
 }
 
-fn finish(units: Vec<Result<(Unit, Vec<Notice>), ToolError>>, opts: &Options, report: &mut Report) {
+fn finish(
+    units: Vec<Result<(Unit, Vec<Notice>), ToolError>>,
+    config_texts: Vec<String>,
+    opts: &Options,
+    report: &mut Report,
+) {
     let mut ok = Vec::new();
     for u in units {
         match u {
@@ -278,7 +303,8 @@ fn finish(units: Vec<Result<(Unit, Vec<Notice>), ToolError>>, opts: &Options, re
         }
     }
     report.files_checked = ok.len();
-    let project = Project::new(ok);
+    let mut project = Project::new(ok);
+    project.config_texts = config_texts;
     let cat = catalog::Catalog::extended(&opts.config.catalog);
     let ctx = rules::Ctx::new(&project, cat);
     let mut findings: Vec<Finding> = (0..project.units.len())
@@ -293,6 +319,7 @@ fn finish(units: Vec<Result<(Unit, Vec<Notice>), ToolError>>, opts: &Options, re
         )
         .flatten()
         .collect();
+    rules::check_project(&ctx, &opts.selection, &mut findings);
     // One finding per expression: a value that IDEM001 already reports through the helper
     // call that makes it is not reported again by the pedantic IDEM008.
     let claimed: std::collections::HashSet<(usize, Span)> = findings

@@ -55,6 +55,9 @@ pub struct Project {
     supers: Vec<Vec<Vec<String>>>,
     /// Supertype simple name -> simple names of project types below it, transitively.
     subtypes: HashMap<String, Vec<String>>,
+    /// Text of configuration files next to the sources (`application.properties`,
+    /// `application.yml`, `quartz.properties`) that the coordination rules read.
+    pub config_texts: Vec<String>,
 }
 
 impl Project {
@@ -81,6 +84,7 @@ impl Project {
             children,
             supers: Vec::new(),
             subtypes: HashMap::new(),
+            config_texts: Vec::new(),
         };
         project.supers = (0..project.units.len())
             .map(|u| {
@@ -182,6 +186,24 @@ impl Project {
     }
 
     /// How many project functions are named `name` (any arity).
+    /// Project types with this simple name.
+    pub fn types_named(&self, name: &str) -> &[TypeRef] {
+        self.index
+            .types_by_name
+            .get(name)
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// Every named (non-lambda) project function called `name`.
+    pub fn fns_named(&self, name: &str) -> &[FnRef] {
+        self.index
+            .fns_by_name
+            .get(name)
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+    }
+
     pub fn count_named(&self, name: &str) -> usize {
         self.index.fns_by_name.get(name).map_or(0, Vec::len)
     }

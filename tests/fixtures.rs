@@ -55,20 +55,38 @@ fn read_expectations(path: &Path, exp: &mut Expectations) {
     }
 }
 
-/// Directories under `fixtures/` that directly contain source files.
+/// Build files that make a directory one project: everything below it is linted together,
+/// as a user runs `idemlint check <dir>` (configuration files included).
+const PROJECT_FILES: &[&str] = &[
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle.kts",
+    "Cargo.toml",
+];
+
+/// Directories under `fixtures/` that directly contain source files, and project roots (with
+/// every source file below them).
 fn fixture_dirs(root: &Path) -> BTreeMap<PathBuf, Vec<PathBuf>> {
     let mut out: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+    let mut stack: Vec<(PathBuf, Option<PathBuf>)> = vec![(root.to_path_buf(), None)];
+    while let Some((dir, project)) = stack.pop() {
+        let project = project.or_else(|| {
+            PROJECT_FILES
+                .iter()
+                .any(|f| dir.join(f).is_file())
+                .then(|| dir.clone())
+        });
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
+            let owner = project.clone().unwrap_or_else(|| dir.clone());
             if p.is_dir() {
-                stack.push(p);
+                stack.push((p, project.clone()));
             } else if matches!(
                 p.extension().and_then(|e| e.to_str()),
                 Some("java" | "kt" | "kts" | "rs")
             ) {
-                out.entry(dir.clone()).or_default().push(p);
+                out.entry(owner).or_default().push(p);
             }
         }
     }
@@ -109,7 +127,14 @@ fn fixtures() {
         }
         n_expect += exp.expect.len();
         n_files += files.len();
-        let report = lint(files, &opts);
+        // A project root is linted as a directory (discovery, configuration files); other
+        // fixture directories file by file.
+        let is_project = PROJECT_FILES.iter().any(|f| dir.join(f).is_file());
+        let report = if is_project {
+            lint(std::slice::from_ref(dir), &opts)
+        } else {
+            lint(files, &opts)
+        };
         for e in &report.errors {
             failures.push(format!("tool error: {}: {}", e.path.display(), e.message));
         }

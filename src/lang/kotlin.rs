@@ -1250,7 +1250,7 @@ impl<'s> Cx<'_, 's> {
         if !self.lw.enter() {
             return empty(span(n));
         }
-        let e = self.expr_inner(n);
+        let e = rotate_prefix(self.expr_inner(n));
         self.lw.leave();
         e
     }
@@ -2056,6 +2056,91 @@ impl<'s> Cx<'_, 's> {
     }
 }
 
+/// tree-sitter-kotlin-ng parses `!a.b()` as `(!a).b()`; Kotlin applies the prefix operator
+/// last. A call, member access or postfix whose receiver is a prefix operation starting at the
+/// same position (no parentheses) is rotated so that the operator applies to the whole.
+fn rotate_prefix(e: Expr) -> Expr {
+    let is_prefix = |r: &Expr| {
+        matches!(&r.kind, ExprKind::Unary { op, .. } if matches!(op.as_str(), "!" | "-" | "+"))
+            && r.span.start == e.span.start
+    };
+    let rotate = match &e.kind {
+        ExprKind::Call {
+            receiver: Some(r), ..
+        }
+        | ExprKind::Field { receiver: r, .. }
+        | ExprKind::Index { receiver: r, .. } => is_prefix(r),
+        _ => false,
+    };
+    if !rotate {
+        return e;
+    }
+    let span = e.span;
+    let take = |r: Box<Expr>| -> (String, Expr) {
+        match r.kind {
+            ExprKind::Unary { op, operand } => (op, *operand),
+            _ => unreachable!("checked above"),
+        }
+    };
+    let (op, inner) = match e.kind {
+        ExprKind::Call {
+            receiver: Some(r),
+            name,
+            args,
+        } => {
+            let (op, operand) = take(r);
+            let s = Span::new(operand.span.start, span.end);
+            (
+                op,
+                Expr::new(
+                    s,
+                    ExprKind::Call {
+                        receiver: Some(Box::new(operand)),
+                        name,
+                        args,
+                    },
+                ),
+            )
+        }
+        ExprKind::Field { receiver: r, name } => {
+            let (op, operand) = take(r);
+            let s = Span::new(operand.span.start, span.end);
+            (
+                op,
+                Expr::new(
+                    s,
+                    ExprKind::Field {
+                        receiver: Box::new(operand),
+                        name,
+                    },
+                ),
+            )
+        }
+        ExprKind::Index { receiver: r, index } => {
+            let (op, operand) = take(r);
+            let s = Span::new(operand.span.start, span.end);
+            (
+                op,
+                Expr::new(
+                    s,
+                    ExprKind::Index {
+                        receiver: Box::new(operand),
+                        index,
+                    },
+                ),
+            )
+        }
+        _ => unreachable!("checked above"),
+    };
+    Expr::new(
+        span,
+        ExprKind::Unary {
+            op,
+            operand: Box::new(inner),
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use crate::facts::*;
@@ -2063,6 +2148,31 @@ mod tests {
 
     fn parse(src: &str) -> Parsed {
         parse_and_lower(Lang::Kotlin, src).expect("parse")
+    }
+
+    #[test]
+    fn prefix_not_applies_to_the_whole_call_chain() {
+        let p = parse("fun f() { if (!plan.isAvailable()) return; if ((!a).b()) return }\n");
+        let f = &p.facts.functions[0];
+        let conds: Vec<&Expr> = f
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::Expr(Expr {
+                    kind: ExprKind::If { cond, .. },
+                    ..
+                }) => Some(&**cond),
+                _ => None,
+            })
+            .collect();
+        // `!plan.isAvailable()` is `!(plan.isAvailable())`.
+        assert!(matches!(
+            &conds[0].kind,
+            ExprKind::Unary { op, operand } if op == "!"
+                && matches!(&operand.kind, ExprKind::Call { name, .. } if name == "isAvailable")
+        ));
+        // Parentheses keep `(!a).b()` as written.
+        assert!(matches!(&conds[1].kind, ExprKind::Call { name, .. } if name == "b"));
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! The rule registry. Each rule lives in its own module and reads the shared analysis
 //! ([`Ctx`]); none of them prints.
 
+pub mod check_then_act;
 pub mod key_in_interceptor;
 pub mod key_in_retry;
 pub mod nondeterministic_key;
+pub mod payment_post;
+pub mod scheduler_lock;
+pub mod unstable_lock_key;
 
 use crate::catalog::Catalog;
 use crate::facts::{FnKind, Span};
@@ -66,6 +70,50 @@ pub static RULES: &[RuleMeta] = &[
         precision: "high",
         security_severity: "7.5",
         tags: &["correctness", "payments", "idempotency", "retry"],
+    },
+    RuleMeta {
+        code: "IDEM004",
+        name: "scheduler-without-distributed-lock",
+        summary: "A job started by a per-process scheduler (it runs in every replica) moves money with no distributed lock or atomic claim first",
+        severity: Severity::Error,
+        default_enabled: true,
+        doc: include_str!("../../rules/IDEM004.md"),
+        precision: "high",
+        security_severity: "7.5",
+        tags: &["correctness", "payments", "concurrency", "scheduler"],
+    },
+    RuleMeta {
+        code: "IDEM005",
+        name: "check-then-act-billing-guard",
+        summary: "An \"already done?\" read guards a charge that is marked done only afterwards, with no lock or atomic claim: concurrent runs all pass the check",
+        severity: Severity::Error,
+        default_enabled: true,
+        doc: include_str!("../../rules/IDEM005.md"),
+        precision: "medium",
+        security_severity: "7.0",
+        tags: &["correctness", "payments", "concurrency"],
+    },
+    RuleMeta {
+        code: "IDEM006",
+        name: "unstable-lock-key",
+        summary: "A distributed lock's key contains a host name, pod name, pid, random or clock value, so every replica or run takes a different lock",
+        severity: Severity::Error,
+        default_enabled: true,
+        doc: include_str!("../../rules/IDEM006.md"),
+        precision: "high",
+        security_severity: "7.0",
+        tags: &["correctness", "payments", "concurrency", "lock"],
+    },
+    RuleMeta {
+        code: "IDEM007",
+        name: "payment-post-without-idempotency-key",
+        summary: "A POST to a money-moving endpoint is sent with no idempotency key",
+        severity: Severity::Error,
+        default_enabled: true,
+        doc: include_str!("../../rules/IDEM007.md"),
+        precision: "high",
+        security_severity: "7.5",
+        tags: &["correctness", "payments", "idempotency"],
     },
     RuleMeta {
         code: "IDEM008",
@@ -263,5 +311,30 @@ pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mu
     }
     if want008 {
         nondeterministic_key::check(ctx, flow, &flows, out);
+    }
+}
+
+/// Runs the project-wide coordination rules (IDEM004–IDEM007) once.
+pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
+    let want = |c| sel.is_enabled(c);
+    if !(want("IDEM004") || want("IDEM005") || want("IDEM006") || want("IDEM007")) {
+        return;
+    }
+    let mut interceptors: Vec<FnRef> = ctx.interceptors.keys().copied().collect();
+    interceptors.sort();
+    // POSTs are money events for the scheduler and guard rules too.
+    let want_posts = want("IDEM004") || want("IDEM005") || want("IDEM007");
+    let co = crate::coord::Coord::new(ctx.p, ctx.cat, &interceptors, want_posts);
+    if want("IDEM004") {
+        scheduler_lock::check(ctx, &co, out);
+    }
+    if want("IDEM005") {
+        check_then_act::check(ctx, &co, out);
+    }
+    if want("IDEM006") {
+        unstable_lock_key::check(ctx, &co, out);
+    }
+    if want("IDEM007") {
+        payment_post::check(ctx, &co, out);
     }
 }

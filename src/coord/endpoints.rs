@@ -1,0 +1,1118 @@
+//! POSTs to money-moving endpoints (`/v1/charges`, `/v1/payment_intents/{id}/confirm`, ...)
+//! and whether an idempotency key goes with them.
+//!
+//! A URL is reduced to a *shape*: its literal pieces, with holes for values the code computes
+//! (`baseUrl + "/v1/invoices/" + id + "/pay"` -> `*/v1/invoices/*/pay`). Constants, locals,
+//! templates, `format!`/`String.format` and project helpers that build a URL from a parameter
+//! are followed. The shape is matched against the catalogue's endpoint paths.
+
+use super::{field_binding, innermost_stmt, local_binding, peel, root_fn, stmt_exprs};
+use crate::catalog::{Catalog, normalise};
+use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
+use crate::flow::Flow;
+use crate::project::{FnRef, Project, walk_expr, walk_stmts};
+use std::collections::{HashMap, HashSet};
+
+#[derive(Clone, Debug)]
+enum Piece {
+    Lit {
+        text: String,
+        unit: usize,
+        span: Span,
+    },
+    Hole,
+    Param(usize),
+}
+
+/// A POST to a money-moving endpoint.
+#[derive(Clone, Debug)]
+pub struct PostSite {
+    /// The function the request is sent from.
+    pub at: FnRef,
+    /// The call (or `new HttpPost(..)`) that makes the POST, or the call of a project helper
+    /// that makes it.
+    pub site: Span,
+    /// The endpoint's string literal (unit, span): in the call, a constant's declaration, or
+    /// a caller's argument.
+    pub literal: (usize, Span),
+    /// The catalogue path matched (`/v1/charges`) and its provider.
+    pub endpoint: String,
+    pub provider: String,
+    pub has_key: bool,
+    /// The project helper that sends it, when the site is a helper call.
+    pub helper: Option<FnRef>,
+    /// A Retrofit/Feign/HTTP-interface method: the site is its declaration.
+    pub declared: bool,
+}
+
+#[derive(Default)]
+pub struct Posts {
+    pub sites: Vec<PostSite>,
+    by_site: HashMap<(usize, Span), usize>,
+    /// Interface methods declared as POSTs to a money endpoint (`@POST("v1/charges")`).
+    declared: HashMap<FnRef, usize>,
+    /// A project interceptor or middleware sets an idempotency key header.
+    pub key_interceptor: Option<FnRef>,
+}
+
+impl Posts {
+    pub fn at_site(&self, unit: usize, span: Span) -> Option<&PostSite> {
+        self.by_site.get(&(unit, span)).map(|&i| &self.sites[i])
+    }
+
+    pub fn declared(&self, f: FnRef) -> Option<&PostSite> {
+        self.declared.get(&f).map(|&i| &self.sites[i])
+    }
+}
+
+/// Names of calls that make a POST by themselves.
+const POST_CALLS: &[&str] = &[
+    "post",
+    "POST",
+    "Post",
+    "postForObject",
+    "postForEntity",
+    "postForLocation",
+    "postAbs",
+    "submitForm",
+    "submitFormWithBinaryData",
+    "HttpPost",
+];
+/// Calls that make a request whose method is an argument (`method(HttpMethod.POST)`,
+/// `request(Method::POST, url)`, `exchange(url, HttpMethod.POST, ..)`).
+const METHOD_CALLS: &[&str] = &[
+    "method",
+    "request",
+    "exchange",
+    "BasicClassicHttpRequest",
+    "BasicHttpRequest",
+    "create",
+    "newRequest",
+    "Request",
+];
+/// Receivers of a `post(..)` that serve a route rather than send a request.
+const SERVER_HINTS: &[&str] = &[
+    "router", "route", "routes", "routing", "server", "mock", "stub", "wiremock", "app", "handler",
+    "mvc", "spark", "javalin",
+];
+/// Calls that wrap or convert a URL without changing it.
+const URL_WRAPPERS: &[&str] = &[
+    "create",
+    "URI",
+    "URL",
+    "toUri",
+    "toURI",
+    "toUrl",
+    "toURL",
+    "toHttpUrl",
+    "toHttpUrlOrNull",
+    "parse",
+    "get",
+    "toString",
+    "to_string",
+    "to_owned",
+    "into",
+    "as_str",
+    "as_ref",
+    "clone",
+    "trim",
+    "url",
+    "uri",
+    "fromHttpUrl",
+    "fromUriString",
+    "toUriString",
+    "build",
+    "encode",
+    "expand",
+];
+
+struct Shaper<'p> {
+    p: &'p Project,
+    budget: std::cell::Cell<u32>,
+}
+
+impl<'p> Shaper<'p> {
+    /// The shape of `e` evaluated in `at` (or, for a field initialiser, in `unit`).
+    fn shape(&self, unit: usize, at: Option<FnRef>, e: &'p Expr, depth: u32, out: &mut Vec<Piece>) {
+        if depth > 12 || out.len() > 64 || self.budget.get() == 0 {
+            out.push(Piece::Hole);
+            return;
+        }
+        self.budget.set(self.budget.get() - 1);
+        let e = peel(e);
+        match &e.kind {
+            ExprKind::Str(s) => {
+                // `format!` / `String.format` placeholders are holes.
+                out.push(Piece::Lit {
+                    text: s.clone(),
+                    unit,
+                    span: e.span,
+                })
+            }
+            ExprKind::Template(parts) => {
+                for part in parts {
+                    self.shape(unit, at, part, depth + 1, out);
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } if op == "+" => {
+                self.shape(unit, at, lhs, depth + 1, out);
+                self.shape(unit, at, rhs, depth + 1, out);
+            }
+            ExprKind::Name(n) => self.name_shape(unit, at, None, n, e.span.start, depth, out),
+            ExprKind::Field { receiver, name } => {
+                let owner = receiver.path_text().filter(|t| {
+                    t != "this"
+                        && t != "self"
+                        && simple_name(t).starts_with(|c: char| c.is_uppercase())
+                });
+                if owner.is_none()
+                    && !matches!(&receiver.kind, ExprKind::Name(s) if s == "this" || s == "self")
+                {
+                    out.push(Piece::Hole);
+                    return;
+                }
+                self.name_shape(unit, at, owner.as_deref(), name, e.span.start, depth, out)
+            }
+            ExprKind::Macro { name, args } if name == "format" || name == "concat" => {
+                self.format_shape(unit, at, args, depth, out)
+            }
+            ExprKind::Call {
+                receiver,
+                name,
+                args,
+            } => {
+                let receiver_e = receiver.as_deref();
+                if (name == "format" || name == "formatted")
+                    && let Some(first) = args.first()
+                    && matches!(first.value.kind, ExprKind::Str(_))
+                {
+                    return self.format_shape(unit, at, args, depth, out);
+                }
+                if name == "formatted"
+                    && let Some(r) = receiver
+                    && matches!(r.kind, ExprKind::Str(_))
+                {
+                    return self.shape(unit, at, r, depth + 1, out);
+                }
+                if matches!(name.as_str(), "concat" | "plus") && args.len() == 1 {
+                    if let Some(r) = receiver {
+                        self.shape(unit, at, r, depth + 1, out);
+                    }
+                    return self.shape(unit, at, &args[0].value, depth + 1, out);
+                }
+                if matches!(
+                    name.as_str(),
+                    "path" | "join" | "resolve" | "pathSegment" | "addPathSegments"
+                ) && args.len() == 1
+                {
+                    if let Some(r) = receiver {
+                        self.shape(unit, at, r, depth + 1, out);
+                    }
+                    return self.shape(unit, at, &args[0].value, depth + 1, out);
+                }
+                if URL_WRAPPERS.contains(&name.as_str()) {
+                    if args.len() == 1 && !matches!(args[0].value.kind, ExprKind::Lambda(_)) {
+                        return self.shape(unit, at, &args[0].value, depth + 1, out);
+                    }
+                    if args.is_empty()
+                        && let Some(r) = receiver
+                    {
+                        return self.shape(unit, at, r, depth + 1, out);
+                    }
+                }
+                // A project helper that builds the URL: `url("/v1/charges")` returning
+                // `baseUrl + path`.
+                if let Some(at) = at
+                    && let Some(callee) = self.unique_callee(name, args.len())
+                    && callee != at
+                    && let Some(ret) = returned_expr(self.p, callee)
+                {
+                    let mut inner = Vec::new();
+                    self.shape(callee.unit, Some(callee), ret, depth + 1, &mut inner);
+                    for piece in inner {
+                        match piece {
+                            Piece::Param(i) => {
+                                match super::param_to_arg(self.p, callee, receiver_e, i)
+                                    .and_then(|j| args.get(j))
+                                {
+                                    Some(a) => self.shape(unit, Some(at), &a.value, depth + 1, out),
+                                    None => out.push(Piece::Hole),
+                                }
+                            }
+                            other => out.push(other),
+                        }
+                    }
+                    return;
+                }
+                out.push(Piece::Hole)
+            }
+            ExprKind::New { ty, args, .. }
+                if matches!(simple_name(ty), "URI" | "URL" | "String" | "StringBuilder")
+                    && args.len() == 1 =>
+            {
+                self.shape(unit, at, &args[0].value, depth + 1, out)
+            }
+            _ => out.push(Piece::Hole),
+        }
+    }
+
+    fn unique_callee(&self, name: &str, arity: usize) -> Option<FnRef> {
+        let mut it = self
+            .p
+            .resolve(name, arity)
+            .filter(|f| self.p.func(*f).has_body);
+        let first = it.next()?;
+        it.next().is_none().then_some(first)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn name_shape(
+        &self,
+        unit: usize,
+        at: Option<FnRef>,
+        owner: Option<&str>,
+        n: &str,
+        pos: usize,
+        depth: u32,
+        out: &mut Vec<Piece>,
+    ) {
+        if owner.is_none()
+            && let Some(at) = at
+        {
+            let func = self.p.func(at);
+            if let Some(i) = func.params.iter().position(|p| p.name == n) {
+                out.push(if func.kind == FnKind::Lambda {
+                    Piece::Hole
+                } else {
+                    Piece::Param(i)
+                });
+                return;
+            }
+            if let Some(b) = local_binding(self.p, at, n, pos) {
+                match &b.init {
+                    Some(i) => self.shape(unit, Some(at), i, depth + 1, out),
+                    None => out.push(Piece::Hole),
+                }
+                return;
+            }
+            if self
+                .p
+                .ancestors(at)
+                .any(|a| self.p.func(a).params.iter().any(|p| p.name == n))
+            {
+                out.push(Piece::Hole);
+                return;
+            }
+        }
+        match field_binding(self.p, unit, at, owner, n) {
+            Some((u, b)) if b.init.is_some() => {
+                let init = b.init.as_ref().expect("checked");
+                self.shape(u, None, init, depth + 1, out)
+            }
+            _ => out.push(Piece::Hole),
+        }
+    }
+
+    /// `format!("{}/v1/charges", base)`, `String.format("%s/v1/refunds", base)`: the
+    /// template's literal text with holes for its placeholders.
+    fn format_shape(
+        &self,
+        unit: usize,
+        at: Option<FnRef>,
+        args: &'p [crate::facts::Arg],
+        depth: u32,
+        out: &mut Vec<Piece>,
+    ) {
+        let Some(first) = args.first() else {
+            out.push(Piece::Hole);
+            return;
+        };
+        let ExprKind::Str(s) = &first.value.kind else {
+            return self.shape(unit, at, &first.value, depth + 1, out);
+        };
+        let mut text = String::new();
+        let mut chars = s.chars().peekable();
+        let mut next_arg = 1;
+        let flush = |text: &mut String, out: &mut Vec<Piece>| {
+            if !text.is_empty() {
+                out.push(Piece::Lit {
+                    text: std::mem::take(text),
+                    unit,
+                    span: first.value.span,
+                });
+            }
+        };
+        while let Some(c) = chars.next() {
+            match c {
+                '{' if chars.peek() == Some(&'{') => {
+                    chars.next();
+                    text.push('{');
+                }
+                '{' => {
+                    let mut inner = String::new();
+                    for d in chars.by_ref() {
+                        if d == '}' {
+                            break;
+                        }
+                        inner.push(d);
+                    }
+                    flush(&mut text, out);
+                    if inner.is_empty() || inner.starts_with(':') {
+                        match args.get(next_arg) {
+                            Some(a) => self.shape(unit, at, &a.value, depth + 1, out),
+                            None => out.push(Piece::Hole),
+                        }
+                        next_arg += 1;
+                    } else {
+                        out.push(Piece::Hole);
+                    }
+                }
+                '%' if chars.peek().is_some_and(|d| d.is_ascii_alphabetic()) => {
+                    chars.next();
+                    flush(&mut text, out);
+                    match args.get(next_arg) {
+                        Some(a) => self.shape(unit, at, &a.value, depth + 1, out),
+                        None => out.push(Piece::Hole),
+                    }
+                    next_arg += 1;
+                }
+                _ => text.push(c),
+            }
+        }
+        flush(&mut text, out);
+    }
+}
+
+/// The expression a function returns when it has one `return` or an expression body.
+fn returned_expr(p: &Project, f: FnRef) -> Option<&Expr> {
+    let func = p.func(f);
+    let mut rets = Vec::new();
+    walk_stmts(&func.body, &mut |e| {
+        if let ExprKind::Return(Some(v)) = &e.kind {
+            rets.push(&**v);
+        }
+    });
+    if rets.len() == 1 {
+        return rets.pop();
+    }
+    if rets.is_empty()
+        && func.body.len() == 1
+        && let crate::facts::Stmt::Expr(e) = &func.body[0]
+    {
+        return Some(e);
+    }
+    None
+}
+
+const HOLE: char = '\u{0}';
+
+/// Matches a shape against the catalogue's endpoints: (path, provider, index of the piece the
+/// match starts in).
+fn match_endpoint(cat: &Catalog, pieces: &[Piece]) -> Option<(String, String, usize)> {
+    let mut chars: Vec<(char, usize)> = Vec::new();
+    'build: for (i, piece) in pieces.iter().enumerate() {
+        match piece {
+            Piece::Lit { text, .. } => {
+                for c in text.chars() {
+                    if c == '?' || c == '#' {
+                        break 'build;
+                    }
+                    chars.push((c, i));
+                }
+            }
+            Piece::Hole | Piece::Param(_) => chars.push((HOLE, i)),
+        }
+    }
+    while chars
+        .last()
+        .is_some_and(|(c, _)| *c == '/' || c.is_whitespace())
+    {
+        chars.pop();
+    }
+    for ep in &cat.coord.endpoint {
+        for path in &ep.paths {
+            if let Some(start) = match_path(&chars, path) {
+                return Some((path.clone(), ep.provider.clone(), chars[start].1));
+            }
+        }
+    }
+    None
+}
+
+/// Does `chars` end with `path` (`*` = one segment)? Returns the index where the match starts.
+fn match_path(chars: &[(char, usize)], path: &str) -> Option<usize> {
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let mut j = chars.len();
+    for (k, seg) in segs.iter().enumerate().rev() {
+        if *seg == "*" {
+            let mut n = 0;
+            while j > 0 && chars[j - 1].0 != '/' {
+                j -= 1;
+                n += 1;
+            }
+            if n == 0 {
+                return None;
+            }
+        } else {
+            let sc: Vec<char> = seg.chars().collect();
+            if j < sc.len() {
+                return None;
+            }
+            for (x, c) in sc.iter().rev().enumerate() {
+                let (have, _) = chars[j - 1 - x];
+                if !have.eq_ignore_ascii_case(c) {
+                    return None;
+                }
+            }
+            j -= sc.len();
+        }
+        if k > 0 {
+            if j == 0 || chars[j - 1].0 != '/' {
+                return None;
+            }
+            j -= 1;
+        }
+    }
+    // Before the path: a `/`, the start, or a computed base URL.
+    if j == 0 {
+        return Some(0);
+    }
+    match chars[j - 1].0 {
+        '/' => Some(j - 1),
+        HOLE => Some(j),
+        _ => None,
+    }
+}
+
+/// The literal the match starts in, or the first literal after it.
+fn literal_at(pieces: &[Piece], from: usize) -> Option<(usize, Span)> {
+    pieces[from..].iter().find_map(|p| match p {
+        Piece::Lit { unit, span, .. } => Some((*unit, *span)),
+        _ => None,
+    })
+}
+
+struct Finder<'a, 'p> {
+    p: &'p Project,
+    cat: &'a Catalog,
+    flow: &'a Flow<'p>,
+    shaper: Shaper<'p>,
+    key_fns: std::cell::RefCell<HashMap<FnRef, bool>>,
+}
+
+/// A helper that POSTs to a URL built from its parameter `param`.
+struct Helper {
+    f: FnRef,
+    param: usize,
+    pieces: Vec<Piece>,
+    has_key: bool,
+}
+
+/// Finds every POST to a money endpoint in the project.
+pub fn find<'p>(p: &'p Project, cat: &Catalog, flow: &Flow<'p>, interceptors: &[FnRef]) -> Posts {
+    let fd = Finder {
+        p,
+        cat,
+        flow,
+        shaper: Shaper {
+            p,
+            budget: std::cell::Cell::new(u32::MAX),
+        },
+        key_fns: Default::default(),
+    };
+    let mut posts = Posts::default();
+    let mut helpers: Vec<Helper> = Vec::new();
+    for (u, unit) in p.units.iter().enumerate() {
+        for (f, func) in unit.facts.functions.iter().enumerate() {
+            let at = FnRef { unit: u, f };
+            fd.declared_post(at, &mut posts);
+            if !func.has_body {
+                continue;
+            }
+            fd.sites_in(at, &mut posts, &mut helpers);
+        }
+    }
+    // Callers of helpers, a few levels up (a helper may call another with its own parameter).
+    let mut seen: HashSet<(FnRef, usize)> = HashSet::new();
+    let mut round = 0;
+    while !helpers.is_empty() && round < 3 {
+        round += 1;
+        let mut next = Vec::new();
+        for h in helpers.drain(..) {
+            if !seen.insert((h.f, h.param)) {
+                continue;
+            }
+            fd.helper_callers(&h, &mut posts, &mut next);
+        }
+        helpers = next;
+    }
+    posts.key_interceptor = interceptors
+        .iter()
+        .copied()
+        .find(|&f| p.with_nested(f).iter().any(|g| fd.body_sets_key(*g)));
+    for (i, s) in posts.sites.iter().enumerate() {
+        if !s.declared {
+            posts.by_site.entry((s.at.unit, s.site)).or_insert(i);
+        }
+    }
+    posts
+}
+
+impl<'p> Finder<'_, 'p> {
+    fn shape_of(&self, at: FnRef, e: &'p Expr) -> Vec<Piece> {
+        self.shaper.budget.set(400);
+        let mut out = Vec::new();
+        self.shaper.shape(at.unit, Some(at), e, 0, &mut out);
+        out
+    }
+
+    /// POST sites written in `at`.
+    fn sites_in(&self, at: FnRef, posts: &mut Posts, helpers: &mut Vec<Helper>) {
+        let func = self.p.func(at);
+        let mut inner: HashSet<Span> = HashSet::new();
+        let mut calls: Vec<&'p Expr> = Vec::new();
+        walk_stmts(&func.body, &mut |e| match &e.kind {
+            ExprKind::Call { receiver, .. } => {
+                if let Some(r) = receiver {
+                    inner.insert(peel(r).span);
+                }
+                calls.push(e);
+            }
+            ExprKind::New { .. } => calls.push(e),
+            _ => {}
+        });
+        for top in calls {
+            if inner.contains(&top.span) {
+                continue;
+            }
+            let chain = chain_of(top);
+            if !self.is_post_chain(at, &chain) {
+                continue;
+            }
+            // URL candidates: every argument of the chain.
+            for c in &chain {
+                let args = match &c.kind {
+                    ExprKind::Call { args, .. } | ExprKind::New { args, .. } => args,
+                    _ => continue,
+                };
+                let mut found = false;
+                for a in args {
+                    if matches!(a.value.kind, ExprKind::Lambda(_)) {
+                        continue;
+                    }
+                    let pieces = self.shape_of(at, &a.value);
+                    if !pieces
+                        .iter()
+                        .any(|p| matches!(p, Piece::Lit { .. } | Piece::Param(_)))
+                    {
+                        continue;
+                    }
+                    if let Some((endpoint, provider, from)) = match_endpoint(self.cat, &pieces)
+                        && let Some(literal) = literal_at(&pieces, from)
+                    {
+                        let has_key = self.neighbourhood_has_key(at, top.span);
+                        posts.sites.push(PostSite {
+                            at,
+                            site: top.span,
+                            literal,
+                            endpoint,
+                            provider,
+                            has_key,
+                            helper: None,
+                            declared: false,
+                        });
+                        found = true;
+                        break;
+                    }
+                    for (i, piece) in pieces.iter().enumerate() {
+                        if let Piece::Param(k) = piece
+                            && self.p.func(at).kind != FnKind::Lambda
+                            && pieces[..i]
+                                .iter()
+                                .chain(&pieces[i + 1..])
+                                .all(|p| !matches!(p, Piece::Param(_)))
+                        {
+                            helpers.push(Helper {
+                                f: at,
+                                param: *k,
+                                pieces: pieces.clone(),
+                                has_key: self.neighbourhood_has_key(at, top.span),
+                            });
+                        }
+                    }
+                }
+                if found {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Is this chain (outermost call first) a request sent with POST?
+    fn is_post_chain(&self, at: FnRef, chain: &[&'p Expr]) -> bool {
+        // The object the chain starts from: a router or mock server serves POSTs.
+        if let Some(ExprKind::Call {
+            receiver: Some(root),
+            ..
+        }) = chain.last().map(|c| &c.kind)
+            && let Some(path) = peel(root).path_text()
+            && path
+                .split(['.', ':'])
+                .flat_map(super::words::words)
+                .any(|w| SERVER_HINTS.contains(&w.as_str()))
+        {
+            return false;
+        }
+        let mut post = false;
+        for c in chain {
+            match &c.kind {
+                ExprKind::New { ty, args, .. } => {
+                    let t = simple_name(ty);
+                    if t == "HttpPost"
+                        || (METHOD_CALLS.contains(&t)
+                            && args.iter().any(|a| is_post_word(&a.value)))
+                    {
+                        post = true;
+                    }
+                }
+                ExprKind::Call {
+                    receiver,
+                    name,
+                    args,
+                } => {
+                    if matches!(name.as_str(), "handler" | "respond" | "route" | "andRoute") {
+                        return false;
+                    }
+                    let is_post_name = POST_CALLS.contains(&name.as_str())
+                        && (receiver.is_some() || name == "HttpPost");
+                    let is_method_call = METHOD_CALLS.contains(&name.as_str())
+                        && (args.iter().any(|a| is_post_word(&a.value))
+                            || args.iter().any(|a| self.lambda_sets_post(at, &a.value)));
+                    if is_post_name || is_method_call {
+                        // A project function named `post` is a helper, not a client.
+                        if self
+                            .flow
+                            .call_targets(at, receiver.as_deref(), name, args)
+                            .iter()
+                            .any(|t| self.p.func(*t).has_body)
+                        {
+                            return false;
+                        }
+                        post = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        post
+    }
+
+    /// Ktor `request(url) { method = HttpMethod.Post }`.
+    fn lambda_sets_post(&self, at: FnRef, e: &Expr) -> bool {
+        let ExprKind::Lambda(id) = e.kind else {
+            return false;
+        };
+        let f = self.p.func(FnRef {
+            unit: at.unit,
+            f: id,
+        });
+        let mut yes = false;
+        walk_stmts(&f.body, &mut |x| {
+            if let ExprKind::Assign { target, value, .. } = &x.kind
+                && target.path_text().is_some_and(|t| t.ends_with("method"))
+                && is_post_word(value)
+            {
+                yes = true;
+            }
+        });
+        yes
+    }
+
+    /// Retrofit `@POST("v1/charges")`, Feign `@RequestLine("POST /v1/charges")`, Spring
+    /// `@PostExchange("/v1/charges")`, Micronaut `@Post` in a declarative client interface.
+    fn declared_post(&self, at: FnRef, posts: &mut Posts) {
+        let func = self.p.func(at);
+        if func.has_body && func.owner.is_none() {
+            return;
+        }
+        let Some(owner) = func.owner else { return };
+        let ty = &self.p.units[at.unit].facts.types[owner];
+        if ty.kind != TypeKind::Interface {
+            return;
+        }
+        for a in &func.annotations {
+            let path_arg = match a.name.as_str() {
+                "POST" | "PostExchange" | "Post" => a
+                    .args
+                    .iter()
+                    .find(|x| x.name.is_none() || x.name.as_deref() == Some("value") || x.name.as_deref() == Some("url") || x.name.as_deref() == Some("uri")),
+                "RequestLine" => a.args.first().filter(|x| {
+                    matches!(&x.value.kind, ExprKind::Str(s) if s.trim_start().starts_with("POST"))
+                }),
+                _ => None,
+            };
+            let Some(arg) = path_arg else { continue };
+            let mut pieces = self.shape_of(at, &arg.value);
+            if a.name == "RequestLine"
+                && let Some(Piece::Lit { text, .. }) = pieces.first_mut()
+            {
+                *text = text
+                    .trim_start()
+                    .trim_start_matches("POST")
+                    .trim_start()
+                    .to_string();
+            }
+            let Some((endpoint, provider, from)) = match_endpoint(self.cat, &pieces) else {
+                continue;
+            };
+            let Some(literal) = literal_at(&pieces, from) else {
+                continue;
+            };
+            let has_key = func.params.iter().any(|p| {
+                self.cat.is_key_variable(&p.name)
+                    || p.annotations.iter().any(|pa| {
+                        matches!(pa.name.as_str(), "HeaderMap" | "Tag" | "HeaderParam")
+                            || (matches!(pa.name.as_str(), "Header" | "RequestHeader" | "Param")
+                                && pa.args.iter().any(|x| self.is_key_marker_expr(&x.value)))
+                    })
+            }) || func
+                .annotations
+                .iter()
+                .chain(ty.annotations.iter())
+                .filter(|a| a.name == "Headers")
+                .any(|a| a.args.iter().any(|x| self.is_key_marker_expr(&x.value)));
+            let i = posts.sites.len();
+            posts.sites.push(PostSite {
+                at,
+                site: func.name_span,
+                literal,
+                endpoint,
+                provider,
+                has_key,
+                helper: None,
+                declared: true,
+            });
+            posts.declared.insert(at, i);
+        }
+    }
+
+    /// Calls of helper `h` whose argument makes the URL a money endpoint.
+    fn helper_callers(&self, h: &Helper, posts: &mut Posts, next: &mut Vec<Helper>) {
+        let Some(name) = self.p.func(h.f).name.as_deref() else {
+            return;
+        };
+        for (u, unit) in self.p.units.iter().enumerate() {
+            for (f, func) in unit.facts.functions.iter().enumerate() {
+                let at = FnRef { unit: u, f };
+                let mut calls: Vec<&'p Expr> = Vec::new();
+                walk_stmts(&func.body, &mut |e| {
+                    if let ExprKind::Call { name: n, .. } = &e.kind
+                        && n == name
+                    {
+                        calls.push(e);
+                    }
+                });
+                for call in calls {
+                    let ExprKind::Call {
+                        receiver,
+                        name,
+                        args,
+                    } = &call.kind
+                    else {
+                        continue;
+                    };
+                    let Some(arg_i) =
+                        super::param_to_arg(self.p, h.f, receiver.as_deref(), h.param)
+                            .filter(|&j| j < args.len())
+                    else {
+                        continue;
+                    };
+                    if !self
+                        .flow
+                        .call_targets(at, receiver.as_deref(), name, args)
+                        .contains(&h.f)
+                    {
+                        continue;
+                    }
+                    let arg = self.shape_of(at, &args[arg_i].value);
+                    let mut pieces = Vec::new();
+                    for piece in &h.pieces {
+                        match piece {
+                            Piece::Param(k) if *k == h.param => pieces.extend(arg.iter().cloned()),
+                            Piece::Param(_) => pieces.push(Piece::Hole),
+                            other => pieces.push(other.clone()),
+                        }
+                    }
+                    let has_key = h.has_key || self.neighbourhood_has_key(at, call.span);
+                    if let Some((endpoint, provider, from)) = match_endpoint(self.cat, &pieces)
+                        && let Some(literal) = literal_at(&pieces, from)
+                    {
+                        posts.sites.push(PostSite {
+                            at,
+                            site: call.span,
+                            literal,
+                            endpoint,
+                            provider,
+                            has_key,
+                            helper: Some(h.f),
+                            declared: false,
+                        });
+                    } else if self.p.func(at).kind != FnKind::Lambda
+                        && let Some(k) = pieces.iter().find_map(|p| match p {
+                            Piece::Param(k) => Some(*k),
+                            _ => None,
+                        })
+                    {
+                        next.push(Helper {
+                            f: at,
+                            param: k,
+                            pieces,
+                            has_key,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Is an idempotency key set on the request sent at `site` in `at`? Looks at the
+    /// statement, then at every statement of the function that uses a local it mentions
+    /// (the request, its builder, headers, entity, context), a few steps out, and into
+    /// project helpers called there.
+    fn neighbourhood_has_key(&self, at: FnRef, site: Span) -> bool {
+        let root = root_fn(self.p, at);
+        let fns = self.p.with_nested(root);
+        let Some(seed) = innermost_stmt(&self.p.func(at).body, site) else {
+            return false;
+        };
+        let mut exprs: Vec<&'p Expr> = stmt_exprs(seed);
+        let mut names: Vec<String> = Vec::new();
+        if let crate::facts::Stmt::Let(b) = seed {
+            names.push(b.name.clone());
+        }
+        // Assigned to a field or local by assignment: `request = Request.Builder()...`.
+        let mut scanned: HashSet<Span> = HashSet::new();
+        let mut name_i = 0;
+        for _round in 0..4 {
+            for e in std::mem::take(&mut exprs) {
+                if !scanned.insert(e.span) {
+                    continue;
+                }
+                if self.expr_has_key(at.unit, e) {
+                    return true;
+                }
+                walk_expr(e, &mut |x| match &x.kind {
+                    ExprKind::Name(n) if !names.contains(n) => names.push(n.clone()),
+                    ExprKind::Assign { target, .. } => {
+                        if let Some(t) = target.path_text()
+                            && !names.contains(&t)
+                        {
+                            names.push(t);
+                        }
+                    }
+                    _ => {}
+                });
+            }
+            if name_i >= names.len() || names.len() > 24 {
+                break;
+            }
+            // Statements that use the new names.
+            let new_names: Vec<String> = names[name_i..].to_vec();
+            name_i = names.len();
+            for g in &fns {
+                let body = &self.p.func(*g).body;
+                let mut hits: Vec<Span> = Vec::new();
+                walk_stmts(body, &mut |x| {
+                    if let ExprKind::Name(n) = &x.kind
+                        && new_names.contains(n)
+                    {
+                        hits.push(x.span);
+                    }
+                });
+                crate::flow::walk_lets(body, &mut |b| {
+                    if new_names.contains(&b.name)
+                        && let Some(i) = &b.init
+                    {
+                        exprs.push(i);
+                    }
+                });
+                for h in hits {
+                    if let Some(s) = innermost_stmt(body, h) {
+                        exprs.extend(stmt_exprs(s));
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// Does `e` (with the lambdas in it, and project helpers it calls) name an idempotency key?
+    fn expr_has_key(&self, unit: usize, e: &'p Expr) -> bool {
+        let mut found = false;
+        let mut lambdas: Vec<usize> = Vec::new();
+        let mut calls: Vec<(&'p Expr, &'p str, &'p [crate::facts::Arg])> = Vec::new();
+        walk_expr(e, &mut |x| {
+            if found {
+                return;
+            }
+            if self.is_key_marker_expr(x) {
+                found = true;
+            }
+            match &x.kind {
+                ExprKind::Lambda(id) => lambdas.push(*id),
+                ExprKind::Call { name, args, .. } => calls.push((x, name, args)),
+                _ => {}
+            }
+        });
+        if found {
+            return true;
+        }
+        for id in lambdas {
+            let f = self.p.func(FnRef { unit, f: id });
+            for s in &f.body {
+                for x in stmt_exprs(s) {
+                    if self.expr_has_key(unit, x) {
+                        return true;
+                    }
+                }
+            }
+        }
+        // Project helpers called here that set a key (`withStripeHeaders(builder)`).
+        for (_, name, args) in calls {
+            for f in self.p.resolve(name, args.len()) {
+                if self.p.func(f).has_body && self.body_sets_key(f) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// Does the body of `f` (or its lambdas) mention an idempotency key by name?
+    fn body_sets_key(&self, f: FnRef) -> bool {
+        if let Some(v) = self.key_fns.borrow().get(&f) {
+            return *v;
+        }
+        self.key_fns.borrow_mut().insert(f, false);
+        let mut yes = false;
+        for g in self.p.with_nested(f) {
+            walk_stmts(&self.p.func(g).body, &mut |x| {
+                if !yes && self.is_key_marker_expr(x) {
+                    yes = true;
+                }
+            });
+        }
+        self.key_fns.borrow_mut().insert(f, yes);
+        yes
+    }
+
+    fn is_key_marker_expr(&self, x: &Expr) -> bool {
+        is_key_marker(self.p, self.cat, x)
+    }
+}
+
+/// Does this expression name an idempotency key: a header/attribute name literal, a constant
+/// holding one, a variable or type named like one, a key setter?
+pub fn is_key_marker(p: &Project, cat: &Catalog, x: &Expr) -> bool {
+    let named = |n: &str| {
+        let nn = normalise(n);
+        nn.contains("idempotency")
+            || nn.contains("idempotent")
+            || cat.is_key_variable(n)
+            || cat.is_key_name(n)
+    };
+    match &x.kind {
+        ExprKind::Str(s) => {
+            cat.is_key_name(s)
+                || s.split_once(':')
+                    .is_some_and(|(h, _)| cat.is_key_name(h.trim()))
+        }
+        ExprKind::Name(n) => named(n) || p.const_str(x, cat).is_some_and(|v| cat.is_key_name(&v)),
+        ExprKind::Field { name, .. } => {
+            named(name) || p.const_str(x, cat).is_some_and(|v| cat.is_key_name(&v))
+        }
+        ExprKind::Call { name, .. } => cat.is_key_setter(name) || named(name),
+        ExprKind::MethodRef { name, .. } => named(name),
+        ExprKind::New { ty, .. } => named(simple_name(ty)),
+        _ => false,
+    }
+}
+
+/// `POST`, `"POST"`, `HttpMethod.POST`, `Method::POST`, `HttpMethod.Post`.
+fn is_post_word(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Str(s) => s.eq_ignore_ascii_case("post"),
+        ExprKind::Name(n) | ExprKind::Field { name: n, .. } => n == "POST" || n == "Post",
+        _ => false,
+    }
+}
+
+/// The calls of a builder chain, outermost first: `client.post(url).header(..).send()` ->
+/// send, header, post.
+fn chain_of(top: &Expr) -> Vec<&Expr> {
+    let mut out = vec![top];
+    let mut cur = top;
+    while let ExprKind::Call {
+        receiver: Some(r), ..
+    } = &cur.kind
+    {
+        let r = peel(r);
+        match &r.kind {
+            ExprKind::Call { .. } | ExprKind::New { .. } => {
+                out.push(r);
+                cur = r;
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lit(s: &str) -> Piece {
+        Piece::Lit {
+            text: s.into(),
+            unit: 0,
+            span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn endpoint_shapes() {
+        let cat = Catalog::builtin();
+        let m = |p: &[Piece]| match_endpoint(cat, p).map(|(e, _, _)| e);
+        assert_eq!(
+            m(&[lit("https://api.stripe.com/v1/charges")]).as_deref(),
+            Some("/v1/charges")
+        );
+        assert_eq!(
+            m(&[Piece::Hole, lit("/v1/refunds")]).as_deref(),
+            Some("/v1/refunds")
+        );
+        assert_eq!(
+            m(&[Piece::Hole, lit("v1/refunds")]).as_deref(),
+            Some("/v1/refunds")
+        );
+        assert_eq!(m(&[lit("v1/charges")]).as_deref(), Some("/v1/charges"));
+        assert_eq!(
+            m(&[lit("/v1/payment_intents/"), Piece::Hole, lit("/confirm")]).as_deref(),
+            Some("/v1/payment_intents/*/confirm")
+        );
+        assert_eq!(
+            m(&[lit("/v1/invoices/"), Piece::Hole, lit("/pay?expand=x")]).as_deref(),
+            Some("/v1/invoices/*/pay")
+        );
+        assert_eq!(
+            m(&[lit("/v1/charges?limit=10")]).as_deref(),
+            Some("/v1/charges")
+        );
+        assert_eq!(m(&[lit("/v1/payment_intents/"), Piece::Hole]), None);
+        assert_eq!(m(&[lit("/v1/customers")]), None);
+        assert_eq!(m(&[lit("/xv1/charges")]), None);
+        assert_eq!(m(&[lit("/v1/charges/"), Piece::Hole]), None);
+        assert_eq!(m(&[Piece::Hole]), None);
+    }
+}

@@ -1,0 +1,626 @@
+//! The ordered walk: from a job's code, in source order, through lambdas written in it and
+//! project helpers it calls (in any file), what comes first: a guard (distributed lock,
+//! atomic claim, leader check) or money moving?
+
+use super::words::{is_leader_name, is_lock_name, is_money_name};
+use super::{Coord, named_fn};
+use crate::facts::{Expr, ExprKind, Span, simple_name};
+use crate::project::FnRef;
+
+/// Where something happened: function, span, source text.
+#[derive(Clone, Debug)]
+pub struct Loc {
+    pub at: FnRef,
+    pub span: Span,
+    pub what: String,
+}
+
+/// The first decisive thing on a path.
+#[derive(Clone, Debug)]
+pub enum Reach {
+    Nothing,
+    Guarded(Loc),
+    /// Money moves: where, and the calls leading there (outermost first).
+    Money {
+        at: Loc,
+        path: Vec<Loc>,
+    },
+}
+
+impl Reach {
+    pub fn is_money(&self) -> bool {
+        matches!(self, Reach::Money { .. })
+    }
+}
+
+const MAX_DEPTH: usize = 24;
+
+impl<'p> Coord<'p> {
+    /// The first guard or money event of calling `f` (memoised; cycles give `Nothing`).
+    pub fn reach_fn(&self, f: FnRef) -> Reach {
+        if let Some(r) = self.reach.borrow().get(&f) {
+            return r.clone();
+        }
+        // Computed earlier in this outermost query, provisionally (inside a cycle).
+        if let Some(r) = self.partial.borrow().get(&f) {
+            return r.clone();
+        }
+        if let Some(i) = self.in_progress.borrow().iter().position(|x| *x == f) {
+            // A cycle: this answer is provisional for every frame above `i`.
+            self.low.set(self.low.get().min(i));
+            return Reach::Nothing;
+        }
+        if self.in_progress.borrow().len() > MAX_DEPTH {
+            return Reach::Nothing;
+        }
+        let depth = self.in_progress.borrow().len();
+        let saved_low = self.low.replace(usize::MAX);
+        self.in_progress.borrow_mut().push(f);
+        let func = self.p.func(f);
+        let r = if let Some(a) = func
+            .annotations
+            .iter()
+            .find(|a| self.cat.coord.locks.annotations.contains(&a.name))
+        {
+            Reach::Guarded(Loc {
+                at: f,
+                span: a.span,
+                what: format!("@{}", a.name),
+            })
+        } else {
+            self.reach_stmts(f, &func.body, None)
+        };
+        self.in_progress.borrow_mut().pop();
+        let my_low = self.low.get();
+        // Final unless it relied on a frame still in progress below this one (money or a
+        // guard found is final either way).
+        if my_low >= depth || !matches!(r, Reach::Nothing) {
+            self.reach.borrow_mut().insert(f, r.clone());
+        } else {
+            self.partial.borrow_mut().insert(f, r.clone());
+        }
+        if depth == 0 {
+            self.partial.borrow_mut().clear();
+        }
+        self.low
+            .set(saved_low.min(if my_low < depth { my_low } else { usize::MAX }));
+        r
+    }
+
+    /// The first event in `stmts` of `at`, optionally only before position `until`.
+    pub fn reach_stmts(
+        &self,
+        at: FnRef,
+        stmts: &'p [crate::facts::Stmt],
+        until: Option<usize>,
+    ) -> Reach {
+        let mut items: Vec<(FnRef, &'p Expr)> = Vec::new();
+        for s in stmts {
+            items.extend(super::stmt_exprs(s).into_iter().map(|e| (at, e)));
+        }
+        self.reach_exprs(items, until)
+    }
+
+    /// The first event in these expressions, in order.
+    pub fn reach_exprs(&self, items: Vec<(FnRef, &'p Expr)>, until: Option<usize>) -> Reach {
+        let mut stack: Vec<(FnRef, &'p Expr)> = items.into_iter().rev().collect();
+        let mut steps = 0usize;
+        while let Some((at, e)) = stack.pop() {
+            steps += 1;
+            if steps > 200_000 {
+                break;
+            }
+            if until.is_some_and(|u| e.span.start >= u) {
+                continue;
+            }
+            if let Some(r) = self.event(at, e) {
+                return r;
+            }
+            // Children in source order; lambdas written here run here (forEach, executeWithLock,
+            // scope functions) as far as ordering goes.
+            let start = stack.len();
+            match &e.kind {
+                ExprKind::Lambda(id) => {
+                    let lf = FnRef {
+                        unit: at.unit,
+                        f: *id,
+                    };
+                    for s in &self.p.func(lf).body {
+                        for x in super::stmt_exprs(s) {
+                            stack.push((lf, x));
+                        }
+                    }
+                }
+                ExprKind::New { body: Some(t), .. } | ExprKind::Object(t) => {
+                    let ty = &self.p.units[at.unit].facts.types[*t];
+                    for &m in &ty.methods {
+                        let mf = FnRef {
+                            unit: at.unit,
+                            f: m,
+                        };
+                        for s in &self.p.func(mf).body {
+                            for x in super::stmt_exprs(s) {
+                                stack.push((mf, x));
+                            }
+                        }
+                    }
+                }
+                _ => e.for_each_child(|c| stack.push((at, c))),
+            }
+            stack[start..].reverse();
+        }
+        Reach::Nothing
+    }
+
+    /// Spans of every guard in `root` (and the lambdas in it) that starts before `pos`.
+    pub fn guards_before(&self, root: FnRef, pos: usize) -> Vec<Span> {
+        let mut out = Vec::new();
+        let mut stack: Vec<(FnRef, &'p Expr)> = Vec::new();
+        for s in self.p.func(root).body.iter().rev() {
+            for e in super::stmt_exprs(s) {
+                stack.push((root, e));
+            }
+        }
+        let mut steps = 0usize;
+        while let Some((at, e)) = stack.pop() {
+            steps += 1;
+            if steps > 200_000 || e.span.start >= pos {
+                continue;
+            }
+            if let Some(Reach::Guarded(g)) = self.event(at, e) {
+                out.push(
+                    if g.at.unit == root.unit && g.span.start < pos && e.span.contains(g.span) {
+                        g.span
+                    } else {
+                        e.span
+                    },
+                );
+            }
+            match &e.kind {
+                ExprKind::Lambda(id) => {
+                    let lf = FnRef {
+                        unit: at.unit,
+                        f: *id,
+                    };
+                    for s in &self.p.func(lf).body {
+                        for x in super::stmt_exprs(s) {
+                            stack.push((lf, x));
+                        }
+                    }
+                }
+                _ => e.for_each_child(|c| stack.push((at, c))),
+            }
+        }
+        out
+    }
+
+    fn loc(&self, at: FnRef, span: Span) -> Loc {
+        Loc {
+            at,
+            span,
+            what: self.text(at.unit, span),
+        }
+    }
+
+    /// Is `e` itself a guard or money event (or a call whose callee decides)?
+    fn event(&self, at: FnRef, e: &'p Expr) -> Option<Reach> {
+        let cat = self.cat;
+        match &e.kind {
+            ExprKind::Str(s) => {
+                let low = s.to_ascii_lowercase();
+                if cat
+                    .coord
+                    .locks
+                    .sql_locks
+                    .iter()
+                    .any(|k| low.contains(k.as_str()))
+                {
+                    return Some(Reach::Guarded(self.loc(at, e.span)));
+                }
+                if low.contains("insert") || low.contains("update") || low.contains("merge") {
+                    let claim = cat
+                        .coord
+                        .locks
+                        .sql_claims
+                        .iter()
+                        .any(|k| low.contains(k.as_str()))
+                        || (low.trim_start().starts_with("update") && low.contains("where"));
+                    if claim && self.is_checked(at, e.span) {
+                        return Some(Reach::Guarded(self.loc(at, e.span)));
+                    }
+                }
+                None
+            }
+            // `if (!isLeader) return`, `if leader.load(..) { .. }`: a leader flag tested.
+            ExprKind::If { cond, .. } => {
+                let mut leader = None;
+                crate::project::walk_expr(cond, &mut |x| {
+                    if let ExprKind::Name(n) | ExprKind::Field { name: n, .. } = &x.kind
+                        && is_leader_name(n)
+                        && leader.is_none()
+                    {
+                        leader = Some(x.span);
+                    }
+                });
+                leader.map(|s| Reach::Guarded(self.loc(at, s)))
+            }
+            ExprKind::Name(n) | ExprKind::Field { name: n, .. } => {
+                // SQL held in a constant: `CLAIM_BATCH = ".. FOR UPDATE SKIP LOCKED"`.
+                if n.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                    && let Some(v) = self.const_text(at, e)
+                {
+                    let low = v.to_ascii_lowercase();
+                    if cat
+                        .coord
+                        .locks
+                        .sql_locks
+                        .iter()
+                        .any(|k| low.contains(k.as_str()))
+                    {
+                        return Some(Reach::Guarded(self.loc(at, e.span)));
+                    }
+                }
+                None
+            }
+            ExprKind::Call {
+                receiver,
+                name,
+                args,
+            } => self.call_event(at, e, receiver.as_deref(), name, args),
+            ExprKind::New { ty, .. } => {
+                if self.posts.at_site(at.unit, e.span).is_some() {
+                    return Some(self.money(at, e.span, Vec::new()));
+                }
+                let _ = ty;
+                None
+            }
+            ExprKind::MethodRef { receiver, name } => {
+                // `customers.forEach(this::charge)`: runs the method here.
+                let targets = self.method_ref_targets(at, receiver.as_deref(), name);
+                self.through(at, e.span, &targets)
+            }
+            ExprKind::Macro { name, .. }
+                if name == "query" || name == "query_as" || name == "query_scalar" =>
+            {
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// The literal text of a constant (concatenated pieces included).
+    pub fn const_text(&self, at: FnRef, e: &Expr) -> Option<String> {
+        let (owner, name) = match &e.kind {
+            ExprKind::Name(n) => (None, n.as_str()),
+            ExprKind::Field { receiver, name } => (receiver.path_text(), name.as_str()),
+            _ => return None,
+        };
+        let owner = owner.filter(|o| o != "this" && o != "self");
+        let (_, b) = super::field_binding(self.p, at.unit, Some(at), owner.as_deref(), name)?;
+        let mut text = String::new();
+        crate::project::walk_expr(b.init.as_ref()?, &mut |x| {
+            if let ExprKind::Str(s) = &x.kind {
+                text.push_str(s);
+            }
+        });
+        (!text.is_empty()).then_some(text)
+    }
+
+    fn money(&self, at: FnRef, span: Span, path: Vec<Loc>) -> Reach {
+        Reach::Money {
+            at: self.loc(at, span),
+            path,
+        }
+    }
+
+    fn call_event(
+        &self,
+        at: FnRef,
+        e: &'p Expr,
+        receiver: Option<&'p Expr>,
+        name: &str,
+        args: &'p [crate::facts::Arg],
+    ) -> Option<Reach> {
+        let cat = self.cat;
+        if self.posts.at_site(at.unit, e.span).is_some() {
+            return Some(self.money(at, e.span, Vec::new()));
+        }
+        if cat.coord.locks.checked_calls.iter().any(|c| c == name) {
+            return self
+                .is_checked(at, e.span)
+                .then(|| Reach::Guarded(self.loc(at, e.span)));
+        }
+        // Constructing a lock or an elector (`LeaseLeaderElector(..)`) takes nothing.
+        if is_lock_name(cat, name)
+            && !name.starts_with(|c: char| c.is_uppercase())
+            && !self.is_local_lock(at, receiver, name, args)
+        {
+            return Some(Reach::Guarded(self.loc(at, e.span)));
+        }
+        let targets = self.flow.call_targets(at, receiver, name, args);
+        if !targets.is_empty() {
+            match self.through(at, e.span, &targets) {
+                // A helper that takes a lock guards what follows only when its answer is
+                // tested (`if (!guard.tryBegin()) return`) or it runs the work itself
+                // (`locks.runExclusive { .. }`); `elector.start()` guards nothing.
+                Some(Reach::Guarded(g)) => {
+                    let runs_work = args.iter().any(|a| {
+                        matches!(
+                            a.value.kind,
+                            ExprKind::Lambda(_) | ExprKind::MethodRef { .. } | ExprKind::Object(_)
+                        )
+                    });
+                    if runs_work || self.is_checked(at, e.span) {
+                        return Some(Reach::Guarded(g));
+                    }
+                }
+                Some(r) => return Some(r),
+                None => {}
+            }
+            if targets.iter().any(|t| self.p.func(*t).has_body) {
+                return None;
+            }
+        }
+        if self.is_money_call(receiver, name, args) {
+            return Some(self.money(at, e.span, Vec::new()));
+        }
+        None
+    }
+
+    /// Calls into project functions: money if any callee moves money first, guarded if one
+    /// takes a lock first (and none moves money).
+    pub(crate) fn through(&self, at: FnRef, span: Span, targets: &[FnRef]) -> Option<Reach> {
+        let mut guarded = None;
+        for &t in targets {
+            if t == at {
+                continue;
+            }
+            let func = self.p.func(t);
+            if !func.has_body {
+                if let Some(site) = self.posts.declared(t) {
+                    let _ = site;
+                    return Some(self.money(at, span, Vec::new()));
+                }
+                if func
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| is_money_name(self.cat, n))
+                {
+                    return Some(self.money(at, span, Vec::new()));
+                }
+                if let Some(a) = func.annotations.iter().find(|a| {
+                    self.cat.coord.locks.annotations.contains(&a.name) || self.annotation_locks(a)
+                }) {
+                    guarded = Some(Reach::Guarded(Loc {
+                        at: t,
+                        span: a.span,
+                        what: format!("@{}", a.name),
+                    }));
+                }
+                continue;
+            }
+            match self.reach_fn(t) {
+                Reach::Money { at: m, mut path } => {
+                    path.insert(0, self.loc(at, span));
+                    return Some(Reach::Money { at: m, path });
+                }
+                Reach::Guarded(g) => guarded = Some(Reach::Guarded(g)),
+                Reach::Nothing => {}
+            }
+        }
+        guarded
+    }
+
+    /// `@Query("SELECT .. FOR UPDATE SKIP LOCKED")` on a repository method.
+    fn annotation_locks(&self, a: &crate::facts::Annotation) -> bool {
+        a.args.iter().any(|x| match &x.value.kind {
+            ExprKind::Str(s) => {
+                let low = s.to_ascii_lowercase();
+                self.cat
+                    .coord
+                    .locks
+                    .sql_locks
+                    .iter()
+                    .any(|k| low.contains(k.as_str()))
+            }
+            ExprKind::Field { name, .. } | ExprKind::Name(name) => name.starts_with("PESSIMISTIC"),
+            _ => false,
+        })
+    }
+
+    fn method_ref_targets(&self, at: FnRef, receiver: Option<&Expr>, name: &str) -> Vec<FnRef> {
+        let own = matches!(receiver.map(|r| &r.kind), None | Some(ExprKind::Name(_)) if receiver.is_none_or(|r| matches!(&r.kind, ExprKind::Name(n) if n == "this" || n == "self")));
+        let cands = self.p.fns_named(name);
+        if own {
+            let my = self.p.enclosing_type(named_fn(self.p, at));
+            let mine: Vec<FnRef> = cands
+                .iter()
+                .copied()
+                .filter(|f| {
+                    f.unit == at.unit
+                        && self.p.func(*f).owner.is_some()
+                        && self.p.func(*f).owner == my
+                })
+                .collect();
+            if !mine.is_empty() {
+                return mine;
+            }
+        }
+        if let Some(r) = receiver
+            && let Some(t) = self
+                .flow
+                .type_in(at, r)
+                .or_else(|| r.path_text().map(|p| simple_name(&p).to_string()))
+        {
+            let on: Vec<FnRef> = cands
+                .iter()
+                .copied()
+                .filter(|f| {
+                    self.p.func(*f).owner.is_some_and(|o| {
+                        let ty = &self.p.units[f.unit].facts.types[o];
+                        ty.name.as_deref().map(simple_name) == Some(t.as_str())
+                            || self
+                                .p
+                                .all_supertypes(crate::project::TypeRef { unit: f.unit, t: o })
+                                .contains(&t)
+                    })
+                })
+                .collect();
+            if !on.is_empty() {
+                return on;
+            }
+        }
+        if cands.len() <= 2 {
+            return cands.to_vec();
+        }
+        Vec::new()
+    }
+
+    /// A money-moving call the analysis cannot look into: by name, a Stripe-style SDK.
+    pub fn is_money_call(
+        &self,
+        receiver: Option<&Expr>,
+        name: &str,
+        args: &[crate::facts::Arg],
+    ) -> bool {
+        let m = &self.cat.coord.money;
+        // Builder setters (`Metadata.builder().chargeAmount(..)`) set fields.
+        let mut cur = receiver.map(super::peel);
+        while let Some(x) = cur {
+            match &x.kind {
+                ExprKind::Call { name, receiver, .. } => {
+                    if matches!(
+                        name.as_str(),
+                        "builder" | "newBuilder" | "toBuilder" | "Builder"
+                    ) {
+                        return false;
+                    }
+                    cur = receiver.as_deref().map(super::peel);
+                }
+                ExprKind::New { ty, .. } if ty.ends_with("Builder") => return false,
+                _ => cur = None,
+            }
+        }
+        if m.sdk_services.iter().any(|s| s == name) && args.is_empty() {
+            // `client.charges()`: an accessor.
+            return false;
+        }
+        if m.sdk_methods.iter().any(|s| s == name)
+            && let Some(r) = receiver
+        {
+            let mut cur = Some(super::peel(r));
+            while let Some(x) = cur {
+                match &x.kind {
+                    ExprKind::Name(_) | ExprKind::Field { .. } => {
+                        if let Some(p) = x.path_text()
+                            && m.sdk_types.iter().any(|t| t == simple_name(&p))
+                        {
+                            return true;
+                        }
+                        cur = None;
+                    }
+                    ExprKind::Call { receiver, name, .. } => {
+                        if m.sdk_services.iter().any(|s| s == name) {
+                            return true;
+                        }
+                        if m.sdk_types.iter().any(|t| t == name) {
+                            return true;
+                        }
+                        cur = receiver.as_deref().map(super::peel);
+                    }
+                    _ => cur = None,
+                }
+            }
+        }
+        is_money_name(self.cat, name)
+    }
+
+    pub(crate) fn is_local_lock_pub(
+        &self,
+        at: FnRef,
+        receiver: Option<&Expr>,
+        name: &str,
+        args: &[crate::facts::Arg],
+    ) -> bool {
+        self.is_local_lock(at, receiver, name, args)
+    }
+
+    /// `lock.lock()` on a `ReentrantLock`, `state.lock().await` on a Rust `Mutex`,
+    /// `mutex.withLock { }` on a coroutine `Mutex`: in-process only.
+    fn is_local_lock(
+        &self,
+        at: FnRef,
+        receiver: Option<&Expr>,
+        name: &str,
+        args: &[crate::facts::Arg],
+    ) -> bool {
+        let Some(r) = receiver else {
+            return false;
+        };
+        let locks = &self.cat.coord.locks;
+        let lang = self.p.units[at.unit].lang;
+        if lang == crate::facts::Lang::Rust
+            && args.is_empty()
+            && matches!(
+                name,
+                "lock"
+                    | "try_lock"
+                    | "read"
+                    | "write"
+                    | "blocking_lock"
+                    | "acquire"
+                    | "try_acquire"
+                    | "acquire_owned"
+                    | "try_acquire_owned"
+            )
+        {
+            return true;
+        }
+        let r = super::peel(r);
+        // The binding the receiver names: its initialiser decides, then its type.
+        let var = match &r.kind {
+            ExprKind::Name(n) => Some(n.as_str()),
+            ExprKind::Field { receiver, name } if matches!(&receiver.kind, ExprKind::Name(s) if s == "this" || s == "self") => {
+                Some(name.as_str())
+            }
+            _ => None,
+        };
+        if let Some(v) = var {
+            let b = super::local_binding(self.p, at, v, usize::MAX).or_else(|| {
+                super::field_binding(self.p, at.unit, Some(at), None, v)
+                    .filter(|(u, _)| *u == at.unit)
+                    .map(|(_, b)| b)
+            });
+            if let Some(b) = b {
+                if let Some(init) = &b.init {
+                    let init = super::peel(init);
+                    let ctor = match &init.kind {
+                        ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+                        ExprKind::Call { name, receiver, .. } => Some(if name == "new" {
+                            receiver
+                                .as_deref()
+                                .and_then(|r| r.path_text())
+                                .map(|p| simple_name(&p).to_string())
+                                .unwrap_or_default()
+                        } else {
+                            name.clone()
+                        }),
+                        _ => None,
+                    };
+                    if let Some(c) = ctor {
+                        return locks.local_lock_constructors.contains(&c)
+                            || locks.local_lock_types.contains(&c);
+                    }
+                }
+                if let Some(t) = &b.ty {
+                    return locks.local_lock_types.iter().any(|l| l == simple_name(t));
+                }
+            }
+            if let Some(t) = self.flow.type_in(at, r) {
+                return locks.local_lock_types.contains(&t);
+            }
+        }
+        false
+    }
+}

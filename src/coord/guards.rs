@@ -1,0 +1,611 @@
+//! Check-then-act: `if (alreadyDone(period)) return; charge(..); markDone(period);` with no
+//! lock or atomic claim around it (IDEM005).
+
+use super::events::Loc;
+use super::words::{is_lock_name, is_money_name, is_write_name};
+use super::{Coord, Reach, named_fn, peel, root_fn};
+use crate::facts::{Expr, ExprKind, Stmt};
+use crate::project::{FnRef, walk_expr, walk_stmts};
+use std::collections::{HashMap, HashSet};
+
+pub struct CheckThenAct {
+    /// The guard's read call.
+    pub read: Loc,
+    pub read_what: String,
+    pub money: Reach,
+    /// The write that marks it done.
+    pub write: Loc,
+}
+
+/// Calls that only unwrap or test the read's result.
+const WRAPPERS: &[&str] = &[
+    "equals",
+    "isPresent",
+    "isEmpty",
+    "isNotEmpty",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
+    "unwrap_or",
+    "unwrap_or_default",
+    "unwrap",
+    "expect",
+    "orElse",
+    "booleanValue",
+    "get",
+    "contains",
+    "containsKey",
+    "not",
+    "await",
+    "block",
+    "blockingGet",
+    "join",
+    "isTrue",
+    "getOrDefault",
+    "orElseGet",
+    "map",
+    "any",
+    "all",
+    "none",
+    "size",
+    "count",
+    "len",
+    "is_empty",
+    "isNullOrEmpty",
+    "awaitSingle",
+    "awaitSingleOrNull",
+    "fetch_optional",
+    "fetch_one",
+];
+
+impl<'p> Coord<'p> {
+    pub fn check_then_act(&self) -> Vec<CheckThenAct> {
+        let mut out = Vec::new();
+        let mut writes_memo: HashMap<FnRef, Vec<usize>> = HashMap::new();
+        for (u, unit) in self.p.units.iter().enumerate() {
+            for (f, func) in unit.facts.functions.iter().enumerate() {
+                if !func.has_body {
+                    continue;
+                }
+                let at = FnRef { unit: u, f };
+                let mut lists: Vec<&'p [Stmt]> = vec![&func.body];
+                walk_stmts(&func.body, &mut |e| {
+                    if let ExprKind::Block(b) = &e.kind {
+                        lists.push(b);
+                    }
+                });
+                for list in lists {
+                    for (i, s) in list.iter().enumerate() {
+                        let Stmt::Expr(e) = s else { continue };
+                        let ExprKind::If { cond, then, els } = &e.kind else {
+                            continue;
+                        };
+                        if els.is_some() {
+                            continue;
+                        }
+                        // "Already done? leave": the exit is taken when the read says yes. An
+                        // exit on a negated read (`if (!auth.isSuccess()) throw ..`) is
+                        // validation, not a done-check.
+                        let (rest, negated_form): (Vec<&'p Stmt>, bool) = if is_exit(then) {
+                            if negated(cond).is_some() {
+                                continue;
+                            }
+                            (list[i + 1..].iter().collect(), false)
+                        } else if let Some(_inner) = negated(cond) {
+                            match &then.kind {
+                                ExprKind::Block(b) => (b.iter().collect(), true),
+                                _ => continue,
+                            }
+                        } else {
+                            continue;
+                        };
+                        let cond_e = if negated_form {
+                            negated(cond).unwrap_or(cond)
+                        } else {
+                            cond
+                        };
+                        let Some(read) = self
+                            .guard_read(at, cond_e)
+                            .filter(|r| negated_form || !under_not(cond_e, r.span, self, at))
+                        else {
+                            continue;
+                        };
+                        if let Some(g) = self.check_one(at, read, &rest, &mut writes_memo) {
+                            out.push(g);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn check_one(
+        &self,
+        at: FnRef,
+        read: &'p Expr,
+        rest: &[&'p Stmt],
+        memo: &mut HashMap<FnRef, Vec<usize>>,
+    ) -> Option<CheckThenAct> {
+        let atoms = read_atoms(read);
+        if atoms.is_empty() {
+            return None;
+        }
+        let items: Vec<(FnRef, &'p Expr)> = rest
+            .iter()
+            .flat_map(|s| super::stmt_exprs(s))
+            .map(|e| (at, e))
+            .collect();
+        let money = self.reach_exprs(items.clone(), None);
+        let (money_pos, money_span) = match &money {
+            Reach::Money { at: m, path } => {
+                let s = path.first().map(|p| p.span).unwrap_or(m.span);
+                (s.start, s)
+            }
+            _ => return None,
+        };
+        // Marked (claimed) before the money moves: not check-then-act, whatever its atomicity.
+        if self
+            .find_mark(at, &items, &atoms, read.span.end, false, memo)
+            .is_some_and(|w| w.span.start < money_pos)
+        {
+            return None;
+        }
+        // The write must be its own step, not the charging call itself.
+        let write = self.find_mark(at, &items, &atoms, money_span.end, true, memo)?;
+        // A lock or claim before the read, here or in every caller.
+        if self.guarded_before(at, read.span.start) || self.callers_guarded(at, 0) {
+            return None;
+        }
+        Some(CheckThenAct {
+            read: Loc {
+                at,
+                span: read.span,
+                what: self.text(at.unit, read.span),
+            },
+            read_what: self.text(at.unit, read.span),
+            money,
+            write,
+        })
+    }
+
+    /// The read call a condition tests: `repo.isBilled(p)`, `!repo.exists(id)`,
+    /// `repo.findByPeriod(p).isPresent()`, a local holding one.
+    fn guard_read(&self, at: FnRef, cond: &'p Expr) -> Option<&'p Expr> {
+        let mut found: Option<&'p Expr> = None;
+        let mut names: Vec<(&'p str, usize)> = Vec::new();
+        walk_expr(cond, &mut |x| {
+            if found.is_some() {
+                return;
+            }
+            match &x.kind {
+                ExprKind::Call { name, .. } if !WRAPPERS.contains(&name.as_str()) => {
+                    found = Some(x)
+                }
+                ExprKind::Name(n) => names.push((n, x.span.start)),
+                _ => {}
+            }
+        });
+        if found.is_none()
+            && let Some((n, pos)) = names.first()
+            && let Some(b) = super::local_binding(self.p, at, n, *pos)
+            && let Some(init) = &b.init
+        {
+            walk_expr(init, &mut |x| {
+                if found.is_none()
+                    && let ExprKind::Call { name, .. } = &x.kind
+                    && !WRAPPERS.contains(&name.as_str())
+                {
+                    found = Some(x);
+                }
+            });
+        }
+        let read = found?;
+        let ExprKind::Call {
+            receiver,
+            name,
+            args,
+        } = &read.kind
+        else {
+            return None;
+        };
+        let cat = self.cat;
+        if is_money_name(cat, name)
+            || is_lock_name(cat, name)
+            || is_write_name(name)
+            || cat.coord.locks.checked_calls.contains(name)
+            || name.starts_with(|c: char| c.is_uppercase())
+            || name.contains("ForUpdate")
+            || name.contains("for_update")
+        {
+            return None;
+        }
+        if args.is_empty() && receiver.is_none() {
+            return None;
+        }
+        // A read that takes a row lock in SQL, or a lock-annotated repository method.
+        for t in self.flow.call_targets(at, receiver.as_deref(), name, args) {
+            if matches!(self.through(at, read.span, &[t]), Some(Reach::Guarded(_))) {
+                return None;
+            }
+        }
+        Some(read)
+    }
+
+    /// A write after the money that marks the read's subject done.
+    fn find_mark(
+        &self,
+        _at: FnRef,
+        items: &[(FnRef, &'p Expr)],
+        atoms: &HashSet<String>,
+        after: usize,
+        via_helpers: bool,
+        memo: &mut HashMap<FnRef, Vec<usize>>,
+    ) -> Option<Loc> {
+        let mut stack: Vec<(FnRef, &'p Expr)> = items.to_vec();
+        let mut best: Option<Loc> = None;
+        while let Some((f, e)) = stack.pop() {
+            let mut found: Option<Loc> = None;
+            let mut lambdas: Vec<(FnRef, &'p Expr)> = Vec::new();
+            walk_expr(e, &mut |x| {
+                if found.is_some() || x.span.start < after {
+                    if let ExprKind::Lambda(id) = &x.kind {
+                        push_lambda(self, f, *id, &mut lambdas);
+                    }
+                    return;
+                }
+                match &x.kind {
+                    ExprKind::Call {
+                        receiver,
+                        name,
+                        args,
+                    } => {
+                        if is_write_name(name) && !is_money_name(self.cat, name) {
+                            let mut w: HashSet<String> = HashSet::new();
+                            for a in args {
+                                w.extend(atoms_of(&a.value));
+                            }
+                            if let Some(r) = receiver
+                                && let Some(root) = root_name(r)
+                            {
+                                w.insert(root);
+                            }
+                            if !w.is_disjoint(atoms) {
+                                found = Some(self_loc(self, f, x));
+                                return;
+                            }
+                        }
+                        // A project helper that writes the argument it is given.
+                        let targets = if via_helpers {
+                            self.flow.call_targets(f, receiver.as_deref(), name, args)
+                        } else {
+                            Vec::new()
+                        };
+                        for t in targets {
+                            let params = self.writes_params(t, 0, memo);
+                            if params.iter().any(|&j| {
+                                super::param_to_arg(self.p, t, receiver.as_deref(), j)
+                                    .and_then(|j| args.get(j))
+                                    .is_some_and(|a| !atoms_of(&a.value).is_disjoint(atoms))
+                            }) {
+                                found = Some(self_loc(self, f, x));
+                                return;
+                            }
+                        }
+                    }
+                    ExprKind::Assign { target, .. } => {
+                        if let ExprKind::Field { .. } = &target.kind
+                            && root_name(target).is_some_and(|r| atoms.contains(&r))
+                        {
+                            found = Some(self_loc(self, f, x));
+                        }
+                    }
+                    ExprKind::Lambda(id) => push_lambda(self, f, *id, &mut lambdas),
+                    _ => {}
+                }
+            });
+            if let Some(w) = found
+                && best.as_ref().is_none_or(|b| w.span.start < b.span.start)
+            {
+                best = Some(w);
+            }
+            stack.extend(lambdas);
+        }
+        best
+    }
+
+    /// Parameters of `f` that a write in `f` (or a helper it calls) records.
+    fn writes_params(
+        &self,
+        f: FnRef,
+        depth: u32,
+        memo: &mut HashMap<FnRef, Vec<usize>>,
+    ) -> Vec<usize> {
+        if let Some(v) = memo.get(&f) {
+            return v.clone();
+        }
+        memo.insert(f, Vec::new());
+        let func = self.p.func(f);
+        let params: Vec<&str> = func.params.iter().map(|p| p.name.as_str()).collect();
+        let mut out: Vec<usize> = Vec::new();
+        for g in self.p.with_nested(f) {
+            let mut calls: Vec<&'p Expr> = Vec::new();
+            walk_stmts(&self.p.func(g).body, &mut |x| {
+                if matches!(x.kind, ExprKind::Call { .. } | ExprKind::Assign { .. }) {
+                    calls.push(x);
+                }
+            });
+            for x in calls {
+                match &x.kind {
+                    ExprKind::Call {
+                        receiver,
+                        name,
+                        args,
+                    } => {
+                        let mut named: HashSet<String> = HashSet::new();
+                        if is_write_name(name) && !is_money_name(self.cat, name) {
+                            for a in args {
+                                named.extend(atoms_of(&a.value));
+                            }
+                            if let Some(r) = receiver.as_deref().and_then(root_name) {
+                                named.insert(r);
+                            }
+                        } else if depth < 2 {
+                            for t in self.flow.call_targets(g, receiver.as_deref(), name, args) {
+                                if t == f {
+                                    continue;
+                                }
+                                for j in self.writes_params(t, depth + 1, memo) {
+                                    if let Some(a) =
+                                        super::param_to_arg(self.p, t, receiver.as_deref(), j)
+                                            .and_then(|j| args.get(j))
+                                    {
+                                        named.extend(atoms_of(&a.value));
+                                    }
+                                }
+                            }
+                        }
+                        for (i, p) in params.iter().enumerate() {
+                            if named.contains(*p) && !out.contains(&i) {
+                                out.push(i);
+                            }
+                        }
+                    }
+                    ExprKind::Assign { target, .. } => {
+                        if let Some(r) = root_name(target)
+                            && let Some(i) = params.iter().position(|p| *p == r)
+                            && matches!(target.kind, ExprKind::Field { .. })
+                            && !out.contains(&i)
+                        {
+                            out.push(i);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        memo.insert(f, out.clone());
+        out
+    }
+
+    /// Is there a guard in `at`'s function before `pos`, or a lock annotation on it?
+    fn guarded_before(&self, at: FnRef, pos: usize) -> bool {
+        let named = named_fn(self.p, at);
+        if self
+            .p
+            .func(named)
+            .annotations
+            .iter()
+            .any(|a| self.cat.coord.locks.annotations.contains(&a.name))
+        {
+            return true;
+        }
+        let root = root_fn(self.p, at);
+        let guards = self.guards_before(root, pos);
+        if guards.is_empty() {
+            return false;
+        }
+        // A guard counts when it is on the way to `pos`: the innermost block or lambda around
+        // it also holds `pos` (an earlier statement, an enclosing `if`, a lock call whose
+        // lambda holds it), not one in a sibling lambda.
+        let mut containers: Vec<crate::facts::Span> = Vec::new();
+        for g in self.p.with_nested(root) {
+            containers.push(self.p.func(g).span);
+            walk_stmts(&self.p.func(g).body, &mut |x| {
+                if matches!(x.kind, ExprKind::Block(_)) {
+                    containers.push(x.span);
+                }
+            });
+        }
+        guards.iter().any(|g| {
+            containers
+                .iter()
+                .filter(|c| c.contains(*g))
+                .min_by_key(|c| c.len())
+                .is_some_and(|c| c.start <= pos && pos < c.end)
+        })
+    }
+
+    /// Is every call of `at`'s function made after a guard (or from callers that are)?
+    pub fn callers_guarded(&self, at: FnRef, depth: u32) -> bool {
+        if depth > 3 {
+            return false;
+        }
+        let named = named_fn(self.p, at);
+        let Some(name) = self.p.func(named).name.clone() else {
+            return false;
+        };
+        let sites = self.calls_named(&name);
+        let mut any = false;
+        for (caller, span) in sites {
+            if caller == named || self.p.ancestors(caller).any(|a| a == named) {
+                continue;
+            }
+            let Some(call) = find_expr(self.p.func(caller), span) else {
+                continue;
+            };
+            let targets = match &call.kind {
+                ExprKind::Call {
+                    receiver,
+                    name,
+                    args,
+                } => self
+                    .flow
+                    .call_targets(caller, receiver.as_deref(), name, args),
+                _ => self.p.fns_named(&name).to_vec(),
+            };
+            if !targets.contains(&named) {
+                continue;
+            }
+            any = true;
+            if !(self.guarded_before(caller, span.start) || self.callers_guarded(caller, depth + 1))
+            {
+                return false;
+            }
+        }
+        any
+    }
+}
+
+fn self_loc(co: &Coord, f: FnRef, x: &Expr) -> Loc {
+    Loc {
+        at: f,
+        span: x.span,
+        what: co.text(f.unit, x.span),
+    }
+}
+
+fn push_lambda<'p>(co: &Coord<'p>, f: FnRef, id: usize, out: &mut Vec<(FnRef, &'p Expr)>) {
+    let lf = FnRef {
+        unit: f.unit,
+        f: id,
+    };
+    for s in &co.p.func(lf).body {
+        for x in super::stmt_exprs(s) {
+            out.push((lf, x));
+        }
+    }
+}
+
+fn find_expr(func: &crate::facts::Function, span: crate::facts::Span) -> Option<&Expr> {
+    let mut found = None;
+    walk_stmts(&func.body, &mut |x| {
+        if found.is_none()
+            && x.span == span
+            && matches!(x.kind, ExprKind::Call { .. } | ExprKind::MethodRef { .. })
+        {
+            found = Some(x);
+        }
+    });
+    found
+}
+
+/// Is this branch an early exit (`return`, `continue`, `throw`, `break`, or a short block
+/// ending in one)?
+fn is_exit(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Return(_) | ExprKind::Continue(_) | ExprKind::Break(_) | ExprKind::Throw(_) => {
+            true
+        }
+        ExprKind::Block(b) => b.len() <= 4 && matches!(b.last(), Some(Stmt::Expr(x)) if is_exit(x)),
+        _ => false,
+    }
+}
+
+/// `!x`, `x == false`, `!x.await?` -> `x`.
+fn negated(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Unary { op, operand } if op == "!" => Some(operand),
+        ExprKind::Binary { op, lhs, rhs } if op == "==" => match (&lhs.kind, &rhs.kind) {
+            (_, ExprKind::Lit(l)) if l == "false" => Some(lhs),
+            (ExprKind::Lit(l), _) if l == "false" => Some(rhs),
+            _ => None,
+        },
+        ExprKind::Call {
+            name,
+            receiver: Some(r),
+            args,
+        } if name == "not" && args.is_empty() => Some(r),
+        _ => None,
+    }
+}
+
+/// The subject of a read: root names of its arguments, or of its receiver when it has none
+/// (`invoice.isPaid()` -> invoice).
+fn read_atoms(read: &Expr) -> HashSet<String> {
+    let ExprKind::Call { receiver, args, .. } = &read.kind else {
+        return HashSet::new();
+    };
+    let mut out = HashSet::new();
+    for a in args {
+        out.extend(atoms_of(&a.value));
+    }
+    if args.is_empty()
+        && let Some(r) = receiver
+        && let Some(root) = root_name(r)
+    {
+        out.insert(root);
+    }
+    out.remove("this");
+    out.remove("self");
+    out
+}
+
+/// Root names of the values in `e`: `customer.getId()` -> customer, `&period` -> period.
+fn atoms_of(e: &Expr) -> HashSet<String> {
+    let mut out = HashSet::new();
+    walk_expr(e, &mut |x| {
+        if let ExprKind::Name(n) = &x.kind
+            && n != "this"
+            && n != "self"
+            && !n.starts_with(|c: char| c.is_uppercase())
+        {
+            out.insert(n.clone());
+        }
+    });
+    out
+}
+
+/// The name a chain starts from: `invoice.status` -> invoice, `this.x` -> x.
+fn root_name(e: &Expr) -> Option<String> {
+    let mut cur = peel(e);
+    loop {
+        match &cur.kind {
+            ExprKind::Name(n) if n != "this" && n != "self" => return Some(n.clone()),
+            ExprKind::Field { receiver, name } => {
+                if matches!(&receiver.kind, ExprKind::Name(s) if s == "this" || s == "self") {
+                    return Some(name.clone());
+                }
+                cur = peel(receiver);
+            }
+            ExprKind::Call {
+                receiver: Some(r), ..
+            } => cur = peel(r),
+            ExprKind::Unary { operand, .. } => cur = peel(operand),
+            _ => return None,
+        }
+    }
+}
+
+/// Is the read (or the local holding it) tested negated in `cond` (`!memberOrder && ..`)?
+fn under_not(cond: &Expr, read: crate::facts::Span, co: &Coord, at: FnRef) -> bool {
+    let mut yes = false;
+    walk_expr(cond, &mut |x| {
+        if let ExprKind::Unary { op, operand } = &x.kind
+            && op == "!"
+        {
+            if operand.span.contains(read) {
+                yes = true;
+            }
+            if let ExprKind::Name(n) = &peel(operand).kind
+                && super::local_binding(co.p, at, n, x.span.start)
+                    .and_then(|b| b.init.as_ref())
+                    .is_some_and(|i| i.span.contains(read))
+            {
+                yes = true;
+            }
+        }
+    });
+    yes
+}

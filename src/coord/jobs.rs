@@ -1,0 +1,574 @@
+//! Per-process schedulers: code that runs on a timer, at start-up, or in a sleep loop, in every
+//! replica of the service.
+
+use super::{Coord, named_fn, peel};
+use crate::facts::{Expr, ExprKind, FnKind, LoopKind, Span, simple_name};
+use crate::project::{FnRef, TypeRef, walk_expr, walk_stmts};
+
+/// A job that every process runs.
+pub struct Job<'p> {
+    /// Where it is reported: the scheduling call, the annotation, or the method name.
+    pub report: (usize, Span),
+    /// The function the report location belongs to.
+    pub at: FnRef,
+    /// What schedules it, for the message (`scheduleAtFixedRate`, `@Scheduled`).
+    pub how: String,
+    /// Why it runs in every replica.
+    pub why: &'static str,
+    /// The code the job runs.
+    pub entries: Vec<(FnRef, &'p Expr)>,
+    /// Functions the job runs as a whole.
+    pub entry_fns: Vec<FnRef>,
+}
+
+const TIMER_WHY: &str = "the timer lives in this process, so every replica of the service starts its own and each one runs the job";
+const ANNOTATION_WHY: &str =
+    "the scheduler that runs it is per process, so every replica runs the job at the same time";
+const STARTUP_WHY: &str =
+    "it runs when each process starts, so every replica (and every restart or deploy) runs it";
+const LOOP_WHY: &str =
+    "the loop runs in this process, so every replica runs its own copy on the same schedule";
+const QUARTZ_WHY: &str =
+    "Quartz with an in-memory (non-clustered) job store fires the job in every replica";
+
+impl<'p> Coord<'p> {
+    /// Every per-process job in the project.
+    pub fn jobs(&self) -> Vec<Job<'p>> {
+        let mut out = Vec::new();
+        let clustered = self.quartz_clustered();
+        for (u, unit) in self.p.units.iter().enumerate() {
+            for (f, func) in unit.facts.functions.iter().enumerate() {
+                let at = FnRef { unit: u, f };
+                self.annotated_job(at, &mut out);
+                let mut calls: Vec<&'p Expr> = Vec::new();
+                walk_stmts(&func.body, &mut |e| {
+                    if matches!(e.kind, ExprKind::Call { .. }) {
+                        calls.push(e);
+                    }
+                });
+                for c in calls {
+                    self.call_job(at, c, &mut out);
+                }
+            }
+            for (t, ty) in unit.facts.types.iter().enumerate() {
+                self.type_job(TypeRef { unit: u, t }, ty, clustered, &mut out);
+            }
+        }
+        out
+    }
+
+    fn annotated_job(&self, at: FnRef, out: &mut Vec<Job<'p>>) {
+        let func = self.p.func(at);
+        let s = &self.cat.coord.schedulers;
+        if let Some(a) = func
+            .annotations
+            .iter()
+            .find(|a| s.annotations.contains(&a.name))
+        {
+            out.push(Job {
+                report: (at.unit, a.span),
+                at,
+                how: format!("@{}", a.name),
+                why: ANNOTATION_WHY,
+                entries: Vec::new(),
+                entry_fns: vec![at],
+            });
+            return;
+        }
+        // `@EventListener(ApplicationReadyEvent.class)`, `void onStart(@Observes StartupEvent e)`.
+        let is_startup_event = |t: &str| s.startup_events.iter().any(|e| e == simple_name(t));
+        let listener = func
+            .annotations
+            .iter()
+            .find(|a| s.startup_annotations.contains(&a.name));
+        let by_arg = listener.is_some_and(|a| {
+            a.args.iter().any(|x| {
+                let mut yes = false;
+                walk_expr(&x.value, &mut |y| {
+                    if let Some(p) = y.path_text()
+                        && p.split('.').any(is_startup_event)
+                    {
+                        yes = true;
+                    }
+                });
+                yes
+            })
+        });
+        let by_param = func.params.iter().any(|p| {
+            p.ty.as_deref().is_some_and(is_startup_event)
+                && (listener.is_some()
+                    || p.annotations
+                        .iter()
+                        .any(|a| s.startup_annotations.contains(&a.name)))
+        });
+        if by_arg || by_param {
+            out.push(Job {
+                report: (at.unit, func.name_span),
+                at,
+                how: "a start-up event listener".into(),
+                why: STARTUP_WHY,
+                entries: Vec::new(),
+                entry_fns: vec![at],
+            });
+        }
+        // `@Bean CommandLineRunner billing(..) { return args -> ..; }`.
+        if let Some(rt) = &func.return_type
+            && s.startup_types.iter().any(|(t, _)| t == simple_name(rt))
+            && func.kind != FnKind::Lambda
+        {
+            out.push(Job {
+                report: (at.unit, func.name_span),
+                at,
+                how: format!("a `{}` bean", simple_name(rt)),
+                why: STARTUP_WHY,
+                entries: Vec::new(),
+                entry_fns: vec![at],
+            });
+        }
+    }
+
+    fn type_job(
+        &self,
+        r: TypeRef,
+        ty: &'p crate::facts::TypeDecl,
+        clustered: bool,
+        out: &mut Vec<Job<'p>>,
+    ) {
+        let s = &self.cat.coord.schedulers;
+        let supers = self.p.all_supertypes(r);
+        let facts = &self.p.units[r.unit].facts;
+        for (sup, method) in &s.startup_types {
+            if !supers.iter().any(|x| x == sup) {
+                continue;
+            }
+            for &m in &ty.methods {
+                let func = &facts.functions[m];
+                if func.name.as_deref() != Some(method.as_str()) {
+                    continue;
+                }
+                // `ApplicationListener<X>`: only start-up events.
+                if sup == "ApplicationListener"
+                    && !func.params.iter().any(|p| {
+                        p.ty.as_deref()
+                            .is_some_and(|t| s.startup_events.iter().any(|e| e == simple_name(t)))
+                    })
+                {
+                    continue;
+                }
+                let at = FnRef { unit: r.unit, f: m };
+                out.push(Job {
+                    report: (r.unit, func.name_span),
+                    at,
+                    how: format!("`{sup}.{method}`"),
+                    why: STARTUP_WHY,
+                    entries: Vec::new(),
+                    entry_fns: vec![at],
+                });
+            }
+        }
+        if clustered {
+            return;
+        }
+        let quartz = facts
+            .imports
+            .iter()
+            .any(|i| i.starts_with(&s.quartz_import))
+            || ty
+                .supertypes
+                .iter()
+                .any(|t| t.starts_with(&s.quartz_import));
+        for (sup, method) in &s.quartz_types {
+            if !quartz || !supers.iter().any(|x| x == sup) {
+                continue;
+            }
+            for &m in &ty.methods {
+                let func = &facts.functions[m];
+                if func.name.as_deref() != Some(method.as_str()) || !func.has_body {
+                    continue;
+                }
+                let at = FnRef { unit: r.unit, f: m };
+                out.push(Job {
+                    report: (r.unit, func.name_span),
+                    at,
+                    how: format!("Quartz `{sup}.{method}`"),
+                    why: QUARTZ_WHY,
+                    entries: Vec::new(),
+                    entry_fns: vec![at],
+                });
+            }
+        }
+    }
+
+    /// A call that schedules or spawns a job.
+    fn call_job(&self, at: FnRef, c: &'p Expr, out: &mut Vec<Job<'p>>) {
+        let ExprKind::Call {
+            receiver,
+            name,
+            args,
+        } = &c.kind
+        else {
+            return;
+        };
+        let s = &self.cat.coord.schedulers;
+        let recv = receiver.as_deref();
+        let recv_text = recv
+            .map(|r| self.p.units[at.unit].src.slice(r.span).to_ascii_lowercase())
+            .unwrap_or_default();
+        let configured = self
+            .cat
+            .scheduler_apis
+            .iter()
+            .any(|api| match api.rsplit_once('.') {
+                Some((r, m)) => {
+                    m == name
+                        && recv
+                            .and_then(|x| x.path_text())
+                            .is_some_and(|p| simple_name(&p) == simple_name(r))
+                }
+                None => api == name,
+            });
+        let periodic = configured
+            || (s.periodic_calls.iter().any(|p| p == name)
+                && (!matches!(name.as_str(), "timer" | "fixedRateTimer")
+                    || recv.is_none()
+                    || recv_text.ends_with("concurrent")));
+        let hinted = s.hinted_calls.iter().any(|p| p == name)
+            && recv.is_some_and(|r| {
+                s.receiver_hints
+                    .iter()
+                    .any(|h| recv_text.contains(h.as_str()))
+                    || self
+                        .flow
+                        .type_in(at, r)
+                        .is_some_and(|t| s.types.contains(&t))
+            });
+        if periodic || hinted {
+            let entries = self.task_args(at, args);
+            if !entries.is_empty() {
+                out.push(Job {
+                    report: (at.unit, c.span),
+                    at,
+                    how: format!("`{name}`"),
+                    why: TIMER_WHY,
+                    entries,
+                    entry_fns: Vec::new(),
+                });
+            }
+            return;
+        }
+        // tokio-cron-scheduler: `Job::new_async("0 0 * * * *", |id, l| Box::pin(async move { .. }))`.
+        if s.cron_calls.iter().any(|x| x == name)
+            && recv
+                .and_then(|r| r.path_text())
+                .is_some_and(|p| s.cron_receivers.iter().any(|x| x == simple_name(&p)))
+            && args
+                .iter()
+                .any(|a| matches!(a.value.kind, ExprKind::Str(_)))
+        {
+            let entries = self.task_args(at, args);
+            if !entries.is_empty() {
+                out.push(Job {
+                    report: (at.unit, c.span),
+                    at,
+                    how: format!("`Job::{name}`"),
+                    why: TIMER_WHY,
+                    entries,
+                    entry_fns: Vec::new(),
+                });
+            }
+            return;
+        }
+        // `launch { while (..) { ..; delay(..) } }`, `tokio::spawn(async move { loop { tick } })`.
+        if s.spawners.iter().any(|x| x == name) {
+            let entries = self.task_args(at, args);
+            if !entries.is_empty() && entries.iter().any(|(f, e)| self.sleeps_in_loop(*f, e, 0)) {
+                out.push(Job {
+                    report: (at.unit, c.span),
+                    at,
+                    how: format!("`{name}` of a sleep loop"),
+                    why: LOOP_WHY,
+                    entries,
+                    entry_fns: Vec::new(),
+                });
+            }
+        }
+        // Kotlin `CommandLineRunner { .. }` SAM in a function: reported on that function.
+        if recv.is_none()
+            && s.startup_types.iter().any(|(t, _)| t == name)
+            && let Some(last) = args.last()
+            && matches!(last.value.kind, ExprKind::Lambda(_))
+        {
+            let owner = named_fn(self.p, at);
+            let already = self
+                .p
+                .func(owner)
+                .return_type
+                .as_deref()
+                .is_some_and(|rt| simple_name(rt) == name);
+            if !already {
+                out.push(Job {
+                    report: (at.unit, self.p.func(owner).name_span),
+                    at: owner,
+                    how: format!("a `{name}`"),
+                    why: STARTUP_WHY,
+                    entries: vec![(at, &last.value)],
+                    entry_fns: Vec::new(),
+                });
+            }
+        }
+    }
+
+    /// The task arguments of a scheduling call: lambdas, method references, `Runnable`
+    /// objects, locals holding a lambda, calls of project functions (`tokio::spawn(run(..))`).
+    fn task_args(&self, at: FnRef, args: &'p [crate::facts::Arg]) -> Vec<(FnRef, &'p Expr)> {
+        let mut out = Vec::new();
+        for a in args {
+            let v = peel(&a.value);
+            match &v.kind {
+                // Rust `async { .. }` blocks are lowered as blocks.
+                ExprKind::Lambda(_)
+                | ExprKind::MethodRef { .. }
+                | ExprKind::Object(_)
+                | ExprKind::Block(_) => out.push((at, v)),
+                ExprKind::New { body: Some(_), .. } => out.push((at, v)),
+                // `new BillingTask(..)` of a project Runnable/TimerTask: its `run`.
+                ExprKind::New { ty, .. } if !self.runnable_run(simple_name(ty)).is_empty() => {
+                    out.push((at, v));
+                }
+                ExprKind::Call { name, receiver, .. } => {
+                    if name.starts_with(|c: char| c.is_uppercase()) && receiver.is_none() {
+                        if !self.runnable_run(name).is_empty() {
+                            out.push((at, v));
+                        }
+                    } else if !self
+                        .flow
+                        .call_targets(at, receiver.as_deref(), name, &[])
+                        .is_empty()
+                        || self.p.count_named(name) > 0
+                        || matches!(name.as_str(), "pin")
+                    {
+                        out.push((at, v));
+                    }
+                }
+                ExprKind::Name(_) | ExprKind::Field { .. } => {
+                    let lambda = match &v.kind {
+                        ExprKind::Name(n) => self.p.lambda_bound_to(at.unit, Some(at), n, true),
+                        _ => None,
+                    };
+                    if lambda.is_some() || !self.typed_runnable(at, v).is_empty() {
+                        out.push((at, v));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The first guard or money event of a job.
+    pub fn job_reach(&self, job: &Job<'p>) -> super::Reach {
+        use super::Reach;
+        for f in &job.entry_fns {
+            match self.reach_fn(*f) {
+                Reach::Nothing => {}
+                r => return r,
+            }
+        }
+        for (at, e) in &job.entries {
+            let r = match &e.kind {
+                ExprKind::New { ty, body: None, .. } => self
+                    .through(*at, e.span, &self.runnable_run(simple_name(ty)))
+                    .unwrap_or(Reach::Nothing),
+                ExprKind::Call {
+                    name,
+                    receiver: None,
+                    ..
+                } if name.starts_with(|c: char| c.is_uppercase()) => self
+                    .through(*at, e.span, &self.runnable_run(name))
+                    .unwrap_or(Reach::Nothing),
+                ExprKind::Name(_) | ExprKind::Field { .. } => {
+                    let lambda = match &e.kind {
+                        ExprKind::Name(n) => self.p.lambda_bound_to(at.unit, Some(*at), n, true),
+                        _ => None,
+                    };
+                    match lambda {
+                        Some(id) => {
+                            let lf = FnRef {
+                                unit: at.unit,
+                                f: id,
+                            };
+                            self.reach_stmts(lf, &self.p.func(lf).body, None)
+                        }
+                        None => self
+                            .through(*at, e.span, &self.typed_runnable(*at, e))
+                            .unwrap_or(Reach::Nothing),
+                    }
+                }
+                _ => self.reach_exprs(vec![(*at, *e)], None),
+            };
+            if !matches!(r, Reach::Nothing) {
+                return r;
+            }
+        }
+        Reach::Nothing
+    }
+
+    /// A field or local holding a project `Runnable` (`private final SettlementTask task;`):
+    /// its `run`.
+    fn typed_runnable(&self, at: FnRef, e: &Expr) -> Vec<FnRef> {
+        self.flow
+            .type_in(at, e)
+            .map(|t| self.runnable_run(&t))
+            .unwrap_or_default()
+    }
+
+    /// The `run` methods of a project type implementing `Runnable`/`TimerTask`/`Callable`.
+    pub fn runnable_run(&self, ty: &str) -> Vec<FnRef> {
+        let mut out = Vec::new();
+        for r in self.p.types_named(ty) {
+            let supers = self.p.all_supertypes(*r);
+            if !supers
+                .iter()
+                .any(|s| matches!(s.as_str(), "Runnable" | "TimerTask" | "Callable" | "Job"))
+            {
+                continue;
+            }
+            let decl = &self.p.units[r.unit].facts.types[r.t];
+            for &m in &decl.methods {
+                if matches!(
+                    self.p.units[r.unit].facts.functions[m].name.as_deref(),
+                    Some("run" | "call")
+                ) {
+                    out.push(FnRef { unit: r.unit, f: m });
+                }
+            }
+        }
+        out
+    }
+
+    /// Does this task loop with a sleep (`while (..) { ..; delay(..) }`, `loop { tick().await }`),
+    /// directly or in a project function it calls?
+    fn sleeps_in_loop(&self, at: FnRef, e: &'p Expr, depth: u32) -> bool {
+        if depth > 3 {
+            return false;
+        }
+        let s = &self.cat.coord.schedulers;
+        let mut fns: Vec<FnRef> = Vec::new();
+        let mut exprs: Vec<(FnRef, &'p Expr)> = vec![(at, e)];
+        let mut found = false;
+        while let Some((f, x)) = exprs.pop() {
+            walk_expr(x, &mut |y| match &y.kind {
+                ExprKind::Loop { kind, body, .. }
+                    if *kind != LoopKind::ForEach
+                        && *kind != LoopKind::For
+                        && self.has_sleep(f, body) =>
+                {
+                    found = true;
+                }
+                // Kotlin `repeat(Int.MAX_VALUE) { ..; delay(..) }`.
+                ExprKind::Call { name, args, .. } if name == "repeat" => {
+                    if let Some(last) = args.last()
+                        && self.has_sleep(f, &last.value)
+                    {
+                        found = true;
+                    }
+                }
+                ExprKind::Lambda(id) => {
+                    let lf = FnRef {
+                        unit: f.unit,
+                        f: *id,
+                    };
+                    for st in &self.p.func(lf).body {
+                        for z in super::stmt_exprs(st) {
+                            exprs.push((lf, z));
+                        }
+                    }
+                }
+                ExprKind::Call {
+                    receiver,
+                    name,
+                    args,
+                } if !s.sleeps.iter().any(|x| x == name) => {
+                    fns.extend(self.flow.call_targets(f, receiver.as_deref(), name, args));
+                }
+                ExprKind::MethodRef { name, .. } => {
+                    fns.extend(self.p.fns_named(name).iter().copied())
+                }
+                _ => {}
+            });
+            if found {
+                return true;
+            }
+        }
+        fns.sort();
+        fns.dedup();
+        fns.into_iter().take(8).any(|g| {
+            self.p.func(g).has_body
+                && self.p.func(g).body.iter().any(|st| {
+                    super::stmt_exprs(st)
+                        .into_iter()
+                        .any(|x| self.sleeps_in_loop(g, x, depth + 1))
+                })
+        })
+    }
+
+    fn has_sleep(&self, at: FnRef, e: &'p Expr) -> bool {
+        let s = &self.cat.coord.schedulers;
+        let mut yes = false;
+        let mut lambdas = Vec::new();
+        walk_expr(e, &mut |y| match &y.kind {
+            ExprKind::Call { name, .. } if s.sleeps.iter().any(|x| x == name) => yes = true,
+            ExprKind::Lambda(id) => lambdas.push(*id),
+            _ => {}
+        });
+        yes || lambdas.into_iter().any(|id| {
+            let lf = FnRef {
+                unit: at.unit,
+                f: id,
+            };
+            self.p.func(lf).body.iter().any(|st| {
+                super::stmt_exprs(st)
+                    .into_iter()
+                    .any(|x| self.has_sleep(lf, x))
+            })
+        })
+    }
+
+    /// Does the project configure Quartz with a clustered job store
+    /// (`org.quartz.jobStore.isClustered = true`)?
+    fn quartz_clustered(&self) -> bool {
+        let prop = &self.cat.coord.schedulers.quartz_clustered_property;
+        for unit in &self.p.units {
+            for func in unit.facts.functions.iter() {
+                let mut yes = false;
+                walk_stmts(&func.body, &mut |e| {
+                    if let ExprKind::Call { args, name, .. } = &e.kind {
+                        let has_prop = args
+                            .iter()
+                            .any(|a| matches!(&a.value.kind, ExprKind::Str(s) if s.contains(prop.as_str())))
+                            || name.contains("Clustered");
+                        let has_true = args.iter().any(|a| match &a.value.kind {
+                            ExprKind::Str(s) => s == "true",
+                            ExprKind::Lit(l) => l == "true",
+                            _ => false,
+                        });
+                        if has_prop && has_true {
+                            yes = true;
+                        }
+                    }
+                });
+                if yes {
+                    return true;
+                }
+            }
+        }
+        self.p.config_texts.iter().any(|t| {
+            t.lines().any(|l| {
+                let l = l.trim();
+                let low = l.to_ascii_lowercase();
+                (low.contains(&prop.to_ascii_lowercase()) || low.contains("is-clustered"))
+                    && low.contains("true")
+            })
+        })
+    }
+}

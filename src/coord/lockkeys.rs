@@ -1,0 +1,362 @@
+//! Where a distributed lock's key or name is given (IDEM006): advisory-lock SQL arguments,
+//! Redisson/Hazelcast `getLock(name)`, `LockRegistry.obtain(key)`, ShedLock
+//! `LockConfiguration` names, Curator paths, Redis `SET NX` keys, and project lock helpers'
+//! key parameters.
+
+use super::{Coord, peel};
+use crate::facts::{Arg, Expr, ExprKind, Span, simple_name};
+use crate::project::{FnRef, walk_expr, walk_stmts};
+use std::collections::{HashMap, HashSet};
+
+/// A lock key expression.
+pub struct LockKey<'p> {
+    pub at: FnRef,
+    pub key: &'p Expr,
+    /// The lock API (`pg_try_advisory_lock`, `getLock`, a project helper).
+    pub api: String,
+    pub call: Span,
+}
+
+const BIND_CALLS: &[&str] = &[
+    "bind",
+    "bind_by_name",
+    "setParameter",
+    "param",
+    "addValue",
+    "setLong",
+    "setInt",
+    "setString",
+    "setObject",
+];
+
+impl<'p> Coord<'p> {
+    pub fn lock_keys(&self) -> Vec<LockKey<'p>> {
+        let mut out = Vec::new();
+        let mut memo: HashMap<FnRef, Vec<usize>> = HashMap::new();
+        for (u, unit) in self.p.units.iter().enumerate() {
+            for f in 0..unit.facts.functions.len() {
+                let at = FnRef { unit: u, f };
+                self.keys_in(at, &mut out, &mut memo, 0);
+            }
+        }
+        out
+    }
+
+    /// Lock keys in `at` (with project helpers' key parameters resolved to arguments).
+    fn keys_in(
+        &self,
+        at: FnRef,
+        out: &mut Vec<LockKey<'p>>,
+        memo: &mut HashMap<FnRef, Vec<usize>>,
+        depth: u32,
+    ) {
+        let func = self.p.func(at);
+        let mut inner: HashSet<Span> = HashSet::new();
+        let mut nodes: Vec<&'p Expr> = Vec::new();
+        walk_stmts(&func.body, &mut |e| match &e.kind {
+            ExprKind::Call { receiver, .. } => {
+                if let Some(r) = receiver {
+                    inner.insert(peel(r).span);
+                }
+                nodes.push(e);
+            }
+            ExprKind::New { .. } | ExprKind::Macro { .. } => nodes.push(e),
+            _ => {}
+        });
+        for e in nodes {
+            let (name, args, receiver): (&str, &'p [Arg], Option<&'p Expr>) = match &e.kind {
+                ExprKind::Call {
+                    receiver,
+                    name,
+                    args,
+                } => (name, args, receiver.as_deref()),
+                ExprKind::New { ty, args, .. } => (simple_name(ty), args, None),
+                ExprKind::Macro { name, args } => (name, args, None),
+                _ => continue,
+            };
+            let mut push = |key: &'p Expr, api: String| {
+                out.push(LockKey {
+                    at,
+                    key,
+                    api,
+                    call: e.span,
+                });
+            };
+            // SQL advisory locks: the other arguments, the SQL's computed parts, and binds in
+            // the chain above (`query("select pg_try_advisory_lock($1)").bind(key)`).
+            if let Some((i, api)) = args
+                .iter()
+                .enumerate()
+                .find_map(|(i, a)| self.sql_lock_in(&a.value).map(|s| (i, s)))
+            {
+                for (j, a) in args.iter().enumerate() {
+                    if j == i {
+                        for part in computed_parts(&a.value) {
+                            push(part, api.clone());
+                        }
+                    } else if !is_class_literal(&a.value) {
+                        push(&a.value, api.clone());
+                    }
+                }
+                continue;
+            }
+            if let ExprKind::Call { name: n, args, .. } = &e.kind
+                && BIND_CALLS.contains(&n.as_str())
+                && let Some(api) = self.chain_sql_lock(e)
+            {
+                let idx = if n.starts_with("set") && args.len() >= 2 {
+                    1
+                } else {
+                    0
+                };
+                if let Some(a) = args.get(idx) {
+                    push(&a.value, api);
+                }
+                continue;
+            }
+            // Redis `set(key, value, SetParams().nx())`, redis-rs `cmd("SET").arg(key)..arg("NX")`.
+            if name == "set" && args.len() >= 3 && args[2..].iter().any(|a| mentions_nx(&a.value)) {
+                push(&args[0].value, "SET NX".into());
+                continue;
+            }
+            // Project helpers that put a parameter into a lock key.
+            if let ExprKind::Call { .. } = &e.kind {
+                let targets = self.flow.call_targets(at, receiver, name, args);
+                let with_body: Vec<FnRef> = targets
+                    .into_iter()
+                    .filter(|t| self.p.func(*t).has_body && *t != at)
+                    .collect();
+                if !with_body.is_empty() {
+                    if depth < 3 {
+                        for t in with_body {
+                            for j in self.lock_key_params(t, memo, depth + 1) {
+                                if let Some(a) = super::param_to_arg(self.p, t, receiver, j)
+                                    .and_then(|j| args.get(j))
+                                {
+                                    push(&a.value, format!("{name}(..)"));
+                                }
+                            }
+                        }
+                    }
+                    continue;
+                }
+            }
+            let Some((_, idx)) = self
+                .cat
+                .coord
+                .locks
+                .key_calls
+                .iter()
+                .find(|(n, _)| n == name)
+            else {
+                continue;
+            };
+            let mut idx = *idx;
+            if name == "LockConfiguration" && args.len() < 3 {
+                idx = 0;
+            }
+            if name == "obtain"
+                && !receiver.is_some_and(|r| {
+                    let t = self.p.units[at.unit].src.slice(r.span).to_ascii_lowercase();
+                    t.contains("lock") || t.contains("registry")
+                })
+            {
+                continue;
+            }
+            if matches!(name, "lock" | "tryLock" | "withLock" | "try_lock")
+                && self.is_local_lock_pub(at, receiver, name, args)
+            {
+                continue;
+            }
+            if let Some(a) = args.get(idx)
+                && !matches!(a.value.kind, ExprKind::Lambda(_) | ExprKind::Lit(_))
+            {
+                push(&a.value, name.to_string());
+            }
+        }
+        // redis-rs: the first `.arg(..)` after `cmd("SET")` in a chain that also has "NX".
+        self.redis_cmd_keys(at, out);
+    }
+
+    /// Parameters of project function `f` that end up in a lock key inside it.
+    fn lock_key_params(
+        &self,
+        f: FnRef,
+        memo: &mut HashMap<FnRef, Vec<usize>>,
+        depth: u32,
+    ) -> Vec<usize> {
+        if let Some(v) = memo.get(&f) {
+            return v.clone();
+        }
+        memo.insert(f, Vec::new());
+        let params: Vec<String> = self
+            .p
+            .func(f)
+            .params
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let mut keys = Vec::new();
+        for g in self.p.with_nested(f) {
+            self.keys_in(g, &mut keys, memo, depth);
+        }
+        let mut out = Vec::new();
+        for k in &keys {
+            walk_expr(k.key, &mut |x| {
+                if let ExprKind::Name(n) = &x.kind
+                    && let Some(i) = params.iter().position(|p| p == n)
+                    && !out.contains(&i)
+                {
+                    out.push(i);
+                }
+            });
+        }
+        memo.insert(f, out.clone());
+        out
+    }
+
+    /// The lock function a SQL string in `e` calls.
+    fn sql_lock_in(&self, e: &Expr) -> Option<String> {
+        let mut found = None;
+        walk_expr(e, &mut |x| {
+            if found.is_none()
+                && let ExprKind::Str(s) = &x.kind
+            {
+                let low = s.to_ascii_lowercase();
+                for k in [
+                    "pg_try_advisory_xact_lock",
+                    "pg_try_advisory_lock",
+                    "pg_advisory_xact_lock",
+                    "pg_advisory_lock",
+                    "get_lock(",
+                    "sp_getapplock",
+                ] {
+                    if low.contains(k) {
+                        found = Some(k.trim_end_matches('(').to_string());
+                        return;
+                    }
+                }
+            }
+        });
+        found
+    }
+
+    /// For a `.bind(..)` call: the advisory-lock function of the SQL lower in its chain.
+    fn chain_sql_lock(&self, e: &Expr) -> Option<String> {
+        let mut cur = e;
+        for _ in 0..12 {
+            let ExprKind::Call {
+                receiver: Some(r), ..
+            } = &cur.kind
+            else {
+                return None;
+            };
+            cur = peel(r);
+            if let ExprKind::Call { args, .. } | ExprKind::Macro { args, .. } = &cur.kind
+                && let Some(s) = args.iter().find_map(|a| self.sql_lock_in(&a.value))
+            {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    fn redis_cmd_keys(&self, at: FnRef, out: &mut Vec<LockKey<'p>>) {
+        let func = self.p.func(at);
+        let mut tops: Vec<&'p Expr> = Vec::new();
+        walk_stmts(&func.body, &mut |e| {
+            if let ExprKind::Call { name, .. } = &e.kind
+                && name == "arg"
+            {
+                tops.push(e);
+            }
+        });
+        let mut done: HashSet<Span> = HashSet::new();
+        for e in tops {
+            // Walk down to `cmd("SET")`, remembering the args in order.
+            let mut chain: Vec<&'p Expr> = Vec::new();
+            let mut cur: &'p Expr = e;
+            let mut is_set = false;
+            while let ExprKind::Call {
+                receiver,
+                name,
+                args,
+            } = &cur.kind
+            {
+                if name == "cmd"
+                    && args.first().is_some_and(|a| {
+                        matches!(&a.value.kind, ExprKind::Str(s) if s.eq_ignore_ascii_case("set"))
+                    })
+                {
+                    is_set = true;
+                    break;
+                }
+                if name == "arg" {
+                    chain.push(cur);
+                }
+                match receiver {
+                    Some(r) => cur = peel(r),
+                    None => break,
+                }
+            }
+            let Some(first) = chain.last() else { continue };
+            if !is_set || !done.insert(first.span) {
+                continue;
+            }
+            let nx = chain.iter().any(|c| match &c.kind {
+                ExprKind::Call { args, .. } => args.iter().any(
+                    |a| matches!(&a.value.kind, ExprKind::Str(s) if s.eq_ignore_ascii_case("nx")),
+                ),
+                _ => false,
+            });
+            if nx
+                && let ExprKind::Call { args, .. } = &first.kind
+                && let Some(a) = args.first()
+            {
+                out.push(LockKey {
+                    at,
+                    key: &a.value,
+                    api: "SET NX".into(),
+                    call: first.span,
+                });
+            }
+        }
+    }
+}
+
+/// The computed (non-literal) parts of a SQL string expression.
+fn computed_parts(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Binary { op, lhs, rhs } if op == "+" => {
+            let mut v = computed_parts(lhs);
+            v.extend(computed_parts(rhs));
+            v
+        }
+        ExprKind::Template(parts) => parts
+            .iter()
+            .filter(|p| !matches!(p.kind, ExprKind::Str(_)))
+            .collect(),
+        ExprKind::Str(_) => Vec::new(),
+        _ => vec![e],
+    }
+}
+
+/// `Boolean.class`, `Boolean::class.java`, `Long.class`.
+fn is_class_literal(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Field { name, .. } if name == "class" || name == "java")
+        || matches!(&e.kind, ExprKind::MethodRef { name, .. } if name == "class")
+}
+
+fn mentions_nx(e: &Expr) -> bool {
+    let mut yes = false;
+    walk_expr(e, &mut |x| match &x.kind {
+        ExprKind::Call { name, .. } | ExprKind::Field { name, .. } | ExprKind::Name(name)
+            if name.eq_ignore_ascii_case("nx") || name == "setIfAbsent" || name == "NX" =>
+        {
+            yes = true
+        }
+        ExprKind::Str(s) if s.eq_ignore_ascii_case("nx") => yes = true,
+        _ => {}
+    });
+    yes
+}

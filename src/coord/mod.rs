@@ -1,0 +1,330 @@
+//! Coordination analysis shared by IDEM004–IDEM007: where money moves (calls, SDKs, POSTs to
+//! payment endpoints), what serialises replicas (distributed locks, atomic claims, leader
+//! checks), and per-process schedulers.
+//!
+//! The central question is ordered: walking a job's code in source order, through lambdas and
+//! project helpers in any file, is the first decisive thing a guard or money moving?
+
+pub mod endpoints;
+pub mod events;
+pub mod guards;
+pub mod jobs;
+pub mod lockkeys;
+pub mod words;
+
+use crate::catalog::Catalog;
+use crate::facts::{Binding, Expr, ExprKind, FnKind, Span, Stmt};
+use crate::flow::Flow;
+use crate::project::{FnRef, Project, walk_expr, walk_stmts};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+pub use events::Reach;
+
+/// Call name -> (caller, call span).
+type CallIndex = HashMap<String, Vec<(FnRef, Span)>>;
+
+/// One analysis per project run (single-threaded: summaries are memoised in place).
+pub struct Coord<'p> {
+    pub p: &'p Project,
+    pub cat: &'p Catalog,
+    pub flow: Flow<'p>,
+    pub posts: endpoints::Posts,
+    reach: RefCell<HashMap<FnRef, Reach>>,
+    in_progress: RefCell<Vec<FnRef>>,
+    /// Provisional summaries computed inside a cycle, for the current outermost query.
+    partial: RefCell<HashMap<FnRef, Reach>>,
+    /// The lowest in-progress frame the current summary relied on (cycle detection).
+    low: std::cell::Cell<usize>,
+    /// Call name -> (caller, call span) for every call in the project, built on first use.
+    calls_by_name: RefCell<Option<CallIndex>>,
+    checked: RefCell<HashMap<FnRef, std::rc::Rc<Vec<Span>>>>,
+}
+
+impl<'p> Coord<'p> {
+    pub fn new(
+        p: &'p Project,
+        cat: &'p Catalog,
+        interceptors: &[FnRef],
+        want_posts: bool,
+    ) -> Coord<'p> {
+        let flow = Flow::new(p, cat);
+        let posts = if want_posts {
+            endpoints::find(p, cat, &flow, interceptors)
+        } else {
+            endpoints::Posts::default()
+        };
+        Coord {
+            p,
+            cat,
+            flow,
+            posts,
+            reach: RefCell::default(),
+            in_progress: RefCell::default(),
+            low: std::cell::Cell::new(usize::MAX),
+            partial: RefCell::default(),
+            calls_by_name: RefCell::default(),
+            checked: RefCell::default(),
+        }
+    }
+
+    pub fn text(&self, unit: usize, span: Span) -> String {
+        short(self.p.units[unit].src.slice(span))
+    }
+
+    /// Every call in the project named `name`: (function it is written in, call span).
+    pub fn calls_named(&self, name: &str) -> Vec<(FnRef, Span)> {
+        let mut cache = self.calls_by_name.borrow_mut();
+        let map = cache.get_or_insert_with(|| {
+            let mut m: HashMap<String, Vec<(FnRef, Span)>> = HashMap::new();
+            for (u, unit) in self.p.units.iter().enumerate() {
+                for (f, func) in unit.facts.functions.iter().enumerate() {
+                    walk_stmts(&func.body, &mut |e| {
+                        if let ExprKind::Call { name, .. } | ExprKind::MethodRef { name, .. } =
+                            &e.kind
+                        {
+                            m.entry(name.clone())
+                                .or_default()
+                                .push((FnRef { unit: u, f }, e.span));
+                        }
+                    });
+                }
+            }
+            m
+        });
+        map.get(name).cloned().unwrap_or_default()
+    }
+
+    /// Spans of calls in `f` whose result is tested: calls inside an `if`/`while` condition
+    /// or a `when`/`match` subject, and initialisers of locals that such a condition reads.
+    pub fn checked_calls(&self, f: FnRef) -> std::rc::Rc<Vec<Span>> {
+        if let Some(v) = self.checked.borrow().get(&f) {
+            return v.clone();
+        }
+        let root = root_fn(self.p, f);
+        let mut conds: Vec<&Expr> = Vec::new();
+        for g in self.p.with_nested(root) {
+            walk_stmts(&self.p.func(g).body, &mut |e| match &e.kind {
+                ExprKind::If { cond, .. } => conds.push(cond),
+                ExprKind::Loop { header, .. } => conds.extend(header.iter()),
+                ExprKind::Match {
+                    subject: Some(s), ..
+                } => conds.push(s),
+                ExprKind::Return(Some(v)) => conds.push(v),
+                ExprKind::Binary { op, lhs, rhs }
+                    if matches!(
+                        op.as_str(),
+                        "==" | "!=" | ">" | "<" | ">=" | "<=" | "&&" | "||" | "?:"
+                    ) =>
+                {
+                    conds.push(lhs);
+                    conds.push(rhs);
+                }
+                _ => {}
+            });
+        }
+        let mut out = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        for c in &conds {
+            walk_expr(c, &mut |x| match &x.kind {
+                ExprKind::Call { .. } | ExprKind::Macro { .. } => out.push(x.span),
+                ExprKind::Name(n) => names.push(n.clone()),
+                _ => {}
+            });
+        }
+        for g in self.p.with_nested(root) {
+            crate::flow::walk_lets(&self.p.func(g).body, &mut |b| {
+                if names.contains(&b.name)
+                    && let Some(i) = &b.init
+                {
+                    out.push(i.span);
+                }
+            });
+        }
+        let rc = std::rc::Rc::new(out);
+        self.checked.borrow_mut().insert(f, rc.clone());
+        rc
+    }
+
+    /// Is the expression at `span` in `f` (a claim: `INSERT .. ON CONFLICT DO NOTHING`,
+    /// `setIfAbsent`) tested before the code goes on?
+    pub fn is_checked(&self, f: FnRef, span: Span) -> bool {
+        self.checked_calls(f)
+            .iter()
+            .any(|c| c.contains(span) || span.contains(*c))
+    }
+}
+
+/// The outermost function around `f` (a lambda's enclosing method).
+pub fn root_fn(p: &Project, f: FnRef) -> FnRef {
+    p.ancestors(f).last().unwrap_or(f)
+}
+
+/// The nearest named (non-lambda) function around `f`.
+pub fn named_fn(p: &Project, f: FnRef) -> FnRef {
+    p.ancestors(f)
+        .find(|a| p.func(*a).kind != FnKind::Lambda)
+        .unwrap_or(f)
+}
+
+/// Source text on one line, shortened.
+pub fn short(t: &str) -> String {
+    let t: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
+    if t.chars().count() > 60 {
+        let mut s: String = t.chars().take(57).collect();
+        s.push_str("...");
+        s
+    } else {
+        t
+    }
+}
+
+/// The local `name` of `at` (or of a function around it) declared before `pos`, nearest first.
+pub fn local_binding<'p>(p: &'p Project, at: FnRef, name: &str, pos: usize) -> Option<&'p Binding> {
+    for a in p.ancestors(at) {
+        let mut found: Option<&'p Binding> = None;
+        crate::flow::walk_lets(&p.func(a).body, &mut |b| {
+            if b.name == name && b.span.start < pos {
+                found = Some(b);
+            }
+        });
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// A field or constant named `name` visible from `at` (enclosing types, the file), else the one
+/// field/constant of that name in the project (`Paths.CHARGES` declared in another file).
+pub fn field_binding<'p>(
+    p: &'p Project,
+    unit: usize,
+    at: Option<FnRef>,
+    owner_hint: Option<&str>,
+    name: &str,
+) -> Option<(usize, &'p Binding)> {
+    let facts = &p.units[unit].facts;
+    if owner_hint.is_none() {
+        let mut ty = at.and_then(|f| p.enclosing_type(f));
+        while let Some(t) = ty {
+            let decl = &facts.types[t];
+            let nested = decl
+                .nested
+                .iter()
+                .flat_map(|&n| facts.types[n].fields.iter());
+            if let Some(b) = decl.fields.iter().chain(nested).find(|b| b.name == name) {
+                return Some((unit, b));
+            }
+            ty = decl.parent_type;
+        }
+        if let Some(b) = facts.globals.iter().find(|b| b.name == name) {
+            return Some((unit, b));
+        }
+    }
+    if let Some(owner) = owner_hint {
+        for r in p.types_named(crate::facts::simple_name(owner)) {
+            let f = &p.units[r.unit].facts;
+            let decl = &f.types[r.t];
+            let nested = decl.nested.iter().flat_map(|&n| f.types[n].fields.iter());
+            if let Some(b) = decl.fields.iter().chain(nested).find(|b| b.name == name) {
+                return Some((r.unit, b));
+            }
+        }
+    }
+    // The one declaration of that name in the project.
+    let mut found = None;
+    for (u, unit) in p.units.iter().enumerate() {
+        let f = &unit.facts;
+        for b in f
+            .globals
+            .iter()
+            .chain(f.types.iter().flat_map(|t| t.fields.iter()))
+        {
+            if b.name == name && b.init.is_some() {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some((u, b));
+            }
+        }
+    }
+    found
+}
+
+/// The innermost statement of `stmts` (at any block depth, not inside lambdas) that contains
+/// `span`.
+pub fn innermost_stmt(stmts: &[Stmt], span: Span) -> Option<&Stmt> {
+    let s = stmts
+        .iter()
+        .find(|s| stmt_span(s).is_some_and(|ss| ss.contains(span)))?;
+    let mut deeper: Option<&Stmt> = None;
+    for e in stmt_exprs(s) {
+        walk_expr(e, &mut |x| {
+            if deeper.is_none()
+                && let ExprKind::Block(b) = &x.kind
+                && x.span.contains(span)
+            {
+                deeper = innermost_stmt(b, span);
+            }
+        });
+    }
+    deeper.or(Some(s))
+}
+
+pub fn stmt_span(s: &Stmt) -> Option<Span> {
+    match s {
+        Stmt::Let(b) => Some(b.span),
+        Stmt::Expr(e) => Some(e.span),
+        _ => None,
+    }
+}
+
+/// Expressions of a statement.
+pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
+    match s {
+        Stmt::Let(b) => b.init.iter().collect(),
+        Stmt::Expr(e) => vec![e],
+        _ => Vec::new(),
+    }
+}
+
+/// Peels `x.await`, `x?`, `x!!` and parentheses.
+pub fn peel(e: &Expr) -> &Expr {
+    let mut e = e;
+    loop {
+        match &e.kind {
+            ExprKind::Await(x) => e = x,
+            ExprKind::Unary { op, operand }
+                if matches!(op.as_str(), "?" | "!!" | "&" | "&mut" | "*") =>
+            {
+                e = operand
+            }
+            ExprKind::Other(v) if v.len() == 1 => e = &v[0],
+            _ => return e,
+        }
+    }
+}
+
+/// The argument index a call passes for parameter `param` of `callee`: Rust methods declare
+/// `self` as their first parameter, which a method call (`api.post(path)`) passes as the
+/// receiver.
+pub fn param_to_arg(
+    p: &Project,
+    callee: FnRef,
+    receiver: Option<&Expr>,
+    param: usize,
+) -> Option<usize> {
+    let f = p.func(callee);
+    if f.params.first().is_some_and(|x| x.name == "self") {
+        let type_path = receiver.is_some_and(|r| {
+            r.path_text().is_some_and(|t| {
+                crate::facts::simple_name(&t).starts_with(|c: char| c.is_uppercase())
+            })
+        });
+        if receiver.is_some() && !type_path {
+            return param.checked_sub(1);
+        }
+    }
+    Some(param)
+}

@@ -1,0 +1,48 @@
+//! IDEM005 check-then-act-billing-guard: an "already done?" read that returns early, then
+//! money moves, then a write marks the same thing done, with no lock or atomic claim: every
+//! replica (or concurrent run) reads "not done" before any of them writes.
+
+use super::Ctx;
+use crate::coord::{Coord, Reach, guards::CheckThenAct};
+use crate::finding::{Finding, Label};
+
+pub const CODE: &str = "IDEM005";
+
+pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
+    for g in co.check_then_act() {
+        let CheckThenAct {
+            read,
+            read_what,
+            money,
+            write,
+        } = g;
+        let Reach::Money { at: m, .. } = money else {
+            continue;
+        };
+        let mut labels = vec![Label {
+            unit: m.at.unit,
+            span: m.span,
+            message: "money moves here".into(),
+        }];
+        labels.push(Label {
+            unit: write.at.unit,
+            span: write.span,
+            message: "and is marked done here, after the money moved".into(),
+        });
+        out.push(Finding {
+            code: CODE,
+            unit: read.at.unit,
+            span: read.span,
+            label: "a read, not a claim".into(),
+            message: format!(
+                "`{read_what}` checks whether this was already done, then money moves (`{}`) and only afterwards is it marked done (`{}`): two replicas or overlapping runs both read \"not done\" and both charge",
+                m.what, write.what
+            ),
+            labels,
+            note: None,
+            help: "make the check and the claim one atomic step before charging: `INSERT .. ON CONFLICT DO NOTHING` (or `UPDATE .. WHERE status = 'PENDING'`) and charge only if a row was written, or hold a distributed lock (pg_try_advisory_lock, ShedLock, Redisson) around the check, the charge and the write".into(),
+            symbol: ctx.symbol(read.at),
+            origin: None,
+        });
+    }
+}

@@ -1,0 +1,60 @@
+//! IDEM007 payment-post-without-idempotency-key: a POST to a money-moving endpoint sent with
+//! no idempotency key, so a resend after a lost response pays twice.
+
+use super::Ctx;
+use crate::coord::Coord;
+use crate::finding::{Finding, Label};
+use std::collections::HashSet;
+
+pub const CODE: &str = "IDEM007";
+
+pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
+    if co.posts.key_interceptor.is_some() {
+        return;
+    }
+    // One finding per endpoint literal; it is reported if any POST using it has no key.
+    let mut seen = HashSet::new();
+    for s in &co.posts.sites {
+        if s.has_key || !seen.insert(s.literal) {
+            continue;
+        }
+        let (unit, span) = s.literal;
+        let mut labels = Vec::new();
+        let src = &co.p.units[unit].src;
+        let site_line = co.p.units[s.at.unit].src.line_col(s.site.start).line;
+        if s.at.unit != unit || site_line != src.line_col(span.start).line {
+            let text = co.p.units[s.at.unit].src.slice(s.site);
+            let first = text.lines().next().unwrap_or("").trim_end();
+            labels.push(Label {
+                unit: s.at.unit,
+                span: crate::facts::Span::new(s.site.start, s.site.start + first.len()),
+                message: match s.helper {
+                    Some(h) => format!(
+                        "posted here through `{}`, which sets no idempotency key",
+                        co.p.func(h).name.as_deref().unwrap_or("a helper")
+                    ),
+                    None if s.declared => {
+                        "declared as a POST here, with no idempotency key parameter".into()
+                    }
+                    None => "sent as a POST here, with no idempotency key".into(),
+                },
+            });
+        }
+        let what = if s.declared { "declares" } else { "sends" };
+        out.push(Finding {
+            code: CODE,
+            unit,
+            span,
+            label: format!("{} `{}` without an idempotency key", s.provider, s.endpoint),
+            message: format!(
+                "this code {what} a POST to {} `{}`, which moves money, with no idempotency key: when the response is lost (timeout, reset connection) and the request is sent again by a retry, a re-run job or another replica, {} makes the payment twice",
+                s.provider, s.endpoint, s.provider
+            ),
+            labels,
+            note: None,
+            help: "send an `Idempotency-Key` header derived from the operation's business identity (order id, customer + billing period), the same on every attempt".into(),
+            symbol: ctx.symbol(s.at),
+            origin: None,
+        });
+    }
+}

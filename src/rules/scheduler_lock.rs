@@ -1,0 +1,55 @@
+//! IDEM004 scheduler-without-distributed-lock: a per-process scheduler (it runs in every
+//! replica) whose job reaches a money-moving call with no distributed lock or atomic claim
+//! before the money moves.
+
+use super::Ctx;
+use crate::coord::{Coord, Reach};
+use crate::finding::{Finding, Label};
+use std::collections::HashSet;
+
+pub const CODE: &str = "IDEM004";
+
+pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
+    let mut seen = HashSet::new();
+    for job in co.jobs() {
+        if !seen.insert(job.report) {
+            continue;
+        }
+        let reach = co.job_reach(&job);
+        let Reach::Money { at: money, path } = reach else {
+            continue;
+        };
+        let mut labels = Vec::new();
+        // The calls that lead there, then where the money moves.
+        for step in path.iter().take(3) {
+            labels.push(Label {
+                unit: step.at.unit,
+                span: step.span,
+                message: format!("the job calls `{}`", step.what),
+            });
+        }
+        labels.push(Label {
+            unit: money.at.unit,
+            span: money.span,
+            message: "money moves here, with no lock or claim before it".into(),
+        });
+        let (unit, span) = job.report;
+        out.push(Finding {
+            code: CODE,
+            unit,
+            span,
+            label: "runs in every replica".into(),
+            message: format!(
+                "{} runs a job that moves money (`{}`) with no distributed lock or atomic claim: {}, so with N replicas the charge is made N times",
+                job.how, money.what, job.why
+            ),
+            labels,
+            note: Some(
+                "an idempotency key made in each replica (a fresh UUID per run) does not help: every replica makes a different one; a \"done already?\" read does not either: all replicas read before any writes".into(),
+            ),
+            help: "take a distributed lock keyed by the billing period before the money moves (`SELECT pg_try_advisory_lock(..)`, ShedLock `@SchedulerLock`, a Redisson lock) and claim each charge atomically (`INSERT .. ON CONFLICT DO NOTHING`, checked) with a key derived from customer and period".into(),
+            symbol: ctx.symbol(job.at),
+            origin: None,
+        });
+    }
+}
