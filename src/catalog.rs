@@ -287,7 +287,8 @@ impl Catalog {
             && ext.retry_helpers.is_empty()
             && ext.scheduler_apis.is_empty()
             && ext.money_calls.is_empty()
-            && ext.lock_apis.is_empty();
+            && ext.lock_apis.is_empty()
+            && ext.money_endpoints.is_empty();
         if empty {
             return Catalog::builtin();
         }
@@ -344,6 +345,12 @@ impl Catalog {
         c.scheduler_apis = ext.scheduler_apis.clone();
         c.money_calls = ext.money_calls.clone();
         c.lock_apis = ext.lock_apis.clone();
+        if !ext.money_endpoints.is_empty() {
+            c.coord.endpoint.push(Endpoint {
+                provider: "the provider".into(),
+                paths: ext.money_endpoints.clone(),
+            });
+        }
         Box::leak(Box::new(c))
     }
 

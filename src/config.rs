@@ -74,6 +74,10 @@ pub struct CatalogExtension {
     /// Extra distributed-lock APIs (`"withClusterLock"`). Used by the scheduler rules.
     #[serde(default)]
     pub lock_apis: Vec<String>,
+    /// Extra money-moving endpoint paths (`"/v2/payments/*/capture"`, `*` = one segment). A
+    /// POST to one needs an idempotency key (IDEM007) and moves money (IDEM004, IDEM005).
+    #[serde(default)]
+    pub money_endpoints: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

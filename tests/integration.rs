@@ -292,6 +292,66 @@ public class Dedup implements Interceptor {
     assert_eq!(json(&o)["findings"][0]["snippet"], "IdGen.next()");
 }
 
+/// The coordination rules read `scheduler-apis`, `money-calls`, `lock-apis` and
+/// `money-endpoints` from the configuration.
+#[test]
+fn config_coordination_catalogue_applies() {
+    let d = tempfile::tempdir().unwrap();
+    let job = r#"package com.acme;
+public class Nightly {
+    private final JobRunner runner;
+    private final Ledger ledger;
+    private final Gateway gateway;
+    public void start() {
+        runner.every(3600, () -> ledger.settleInvoice(42));
+    }
+    public void locked() {
+        runner.every(3600, () -> {
+            cluster.withClusterLock("nightly");
+            ledger.settleInvoice(43);
+        });
+    }
+    public void post(java.net.http.HttpClient http) throws Exception {
+        var req = java.net.http.HttpRequest.newBuilder(java.net.URI.create("https://pay.acme.test/v2/payments/77/capture"))
+            .POST(java.net.http.HttpRequest.BodyPublishers.noBody())
+            .build();
+        http.send(req, java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
+}
+"#;
+    write(d.path(), "Nightly.java", job);
+    let codes = |o: &Output| -> Vec<(String, u64)> {
+        json(o)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["code"].as_str().unwrap().to_string(),
+                    f["start"]["line"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    // Unknown scheduler, money call and endpoint: nothing to say.
+    let o = run(d.path(), &["check", "--format", "json"]);
+    assert_eq!(codes(&o), vec![], "{}", out(&o));
+    write(
+        d.path(),
+        "idemlint.toml",
+        "[catalog]\nscheduler-apis = [\"JobRunner.every\"]\nmoney-calls = [\"settleInvoice\"]\nlock-apis = [\"withClusterLock\"]\nmoney-endpoints = [\"/v2/payments/*/capture\"]\n",
+    );
+    let o = run(d.path(), &["check", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    // The unlocked job and the keyless capture; the job that takes the cluster lock is clean.
+    assert_eq!(
+        codes(&o),
+        vec![("IDEM004".to_string(), 7), ("IDEM007".to_string(), 16)],
+        "{}",
+        out(&o)
+    );
+}
+
 #[test]
 fn baseline_survives_moved_lines_and_catches_new_copies() {
     let d = repo();

@@ -43,6 +43,10 @@ pub struct PostSite {
     pub helper: Option<FnRef>,
     /// A Retrofit/Feign/HTTP-interface method: the site is its declaration.
     pub declared: bool,
+    /// The client library, as the interceptor catalogue names frameworks (`OkHttp`,
+    /// `Apache HttpClient 5`, `Spring`); `Some([])` for clients no interceptor can reach
+    /// (`java.net.http`, Ktor), `None` when unknown.
+    pub families: Option<&'static [&'static str]>,
 }
 
 #[derive(Default)]
@@ -51,8 +55,9 @@ pub struct Posts {
     by_site: HashMap<(usize, Span), usize>,
     /// Interface methods declared as POSTs to a money endpoint (`@POST("v1/charges")`).
     declared: HashMap<FnRef, usize>,
-    /// A project interceptor or middleware sets an idempotency key header.
-    pub key_interceptor: Option<FnRef>,
+    /// Project interceptors or middleware that set an idempotency key header, with their
+    /// framework.
+    pub key_interceptors: Vec<(FnRef, String)>,
 }
 
 impl Posts {
@@ -63,6 +68,65 @@ impl Posts {
     pub fn declared(&self, f: FnRef) -> Option<&PostSite> {
         self.declared.get(&f).map(|&i| &self.sites[i])
     }
+
+    /// A project interceptor that puts a key on requests of this site's client.
+    pub fn covered_by_interceptor(&self, s: &PostSite) -> Option<FnRef> {
+        self.key_interceptors
+            .iter()
+            .find(|(_, fw)| match s.families {
+                None => true,
+                Some(fams) => fams.iter().any(|f| fw == f),
+            })
+            .map(|(f, _)| *f)
+    }
+}
+
+const OKHTTP: &[&str] = &["OkHttp"];
+const APACHE: &[&str] = &["Apache HttpClient 5", "Apache HttpClient 4"];
+const SPRING: &[&str] = &["Spring", "Spring WebClient"];
+const REQWEST: &[&str] = &["reqwest-middleware"];
+const FEIGN: &[&str] = &["OpenFeign"];
+const MICRONAUT: &[&str] = &["Micronaut"];
+const NO_INTERCEPTORS: &[&str] = &[];
+
+/// The client library a request chain is built with.
+fn chain_family(chain: &[&Expr], lang: crate::facts::Lang) -> Option<&'static [&'static str]> {
+    if lang == crate::facts::Lang::Rust {
+        return Some(REQWEST);
+    }
+    let mut fam = None;
+    for c in chain {
+        let (name, recv) = match &c.kind {
+            ExprKind::New { ty, .. } => (simple_name(ty), None),
+            ExprKind::Call { name, receiver, .. } => (name.as_str(), receiver.as_deref()),
+            _ => continue,
+        };
+        let recv_path = recv.and_then(|r| r.path_text()).unwrap_or_default();
+        let recv_last = simple_name(&recv_path).to_string();
+        fam = match name {
+            "HttpPost"
+            | "ClassicRequestBuilder"
+            | "SimpleRequestBuilder"
+            | "BasicClassicHttpRequest"
+            | "BasicHttpRequest"
+            | "SimpleHttpRequest" => Some(APACHE),
+            "newBuilder" if recv_last == "HttpRequest" => Some(NO_INTERCEPTORS),
+            "POST" => Some(NO_INTERCEPTORS),
+            "submitForm" | "submitFormWithBinaryData" => Some(NO_INTERCEPTORS),
+            "Builder" if recv_last == "Request" => Some(OKHTTP),
+            "postForObject" | "postForEntity" | "postForLocation" | "exchange" => Some(SPRING),
+            _ if recv_last == "ClassicRequestBuilder" || recv_last == "SimpleRequestBuilder" => {
+                Some(APACHE)
+            }
+            _ => fam,
+        };
+        if let ExprKind::New { ty, .. } = &c.kind
+            && ty.ends_with("Request.Builder")
+        {
+            fam = Some(OKHTTP);
+        }
+    }
+    fam
 }
 
 /// Names of calls that make a POST by themselves.
@@ -506,10 +570,16 @@ struct Helper {
     param: usize,
     pieces: Vec<Piece>,
     has_key: bool,
+    families: Option<&'static [&'static str]>,
 }
 
 /// Finds every POST to a money endpoint in the project.
-pub fn find<'p>(p: &'p Project, cat: &Catalog, flow: &Flow<'p>, interceptors: &[FnRef]) -> Posts {
+pub fn find<'p>(
+    p: &'p Project,
+    cat: &Catalog,
+    flow: &Flow<'p>,
+    interceptors: &[(FnRef, &str)],
+) -> Posts {
     let fd = Finder {
         p,
         cat,
@@ -546,10 +616,11 @@ pub fn find<'p>(p: &'p Project, cat: &Catalog, flow: &Flow<'p>, interceptors: &[
         }
         helpers = next;
     }
-    posts.key_interceptor = interceptors
+    posts.key_interceptors = interceptors
         .iter()
-        .copied()
-        .find(|&f| p.with_nested(f).iter().any(|g| fd.body_sets_key(*g)));
+        .filter(|(f, _)| p.with_nested(*f).iter().any(|g| fd.body_sets_key(*g)))
+        .map(|(f, fw)| (*f, fw.to_string()))
+        .collect();
     for (i, s) in posts.sites.iter().enumerate() {
         if !s.declared {
             posts.by_site.entry((s.at.unit, s.site)).or_insert(i);
@@ -620,6 +691,7 @@ impl<'p> Finder<'_, 'p> {
                             has_key,
                             helper: None,
                             declared: false,
+                            families: chain_family(&chain, self.p.units[at.unit].lang),
                         });
                         found = true;
                         break;
@@ -637,6 +709,7 @@ impl<'p> Finder<'_, 'p> {
                                 param: *k,
                                 pieces: pieces.clone(),
                                 has_key: self.neighbourhood_has_key(at, top.span),
+                                families: chain_family(&chain, self.p.units[at.unit].lang),
                             });
                         }
                     }
@@ -781,6 +854,12 @@ impl<'p> Finder<'_, 'p> {
                 .chain(ty.annotations.iter())
                 .filter(|a| a.name == "Headers")
                 .any(|a| a.args.iter().any(|x| self.is_key_marker_expr(&x.value)));
+            let families = match a.name.as_str() {
+                "POST" => Some(OKHTTP),
+                "RequestLine" => Some(FEIGN),
+                "PostExchange" => Some(SPRING),
+                _ => Some(MICRONAUT),
+            };
             let i = posts.sites.len();
             posts.sites.push(PostSite {
                 at,
@@ -791,6 +870,7 @@ impl<'p> Finder<'_, 'p> {
                 has_key,
                 helper: None,
                 declared: true,
+                families,
             });
             posts.declared.insert(at, i);
         }
@@ -856,6 +936,7 @@ impl<'p> Finder<'_, 'p> {
                             has_key,
                             helper: Some(h.f),
                             declared: false,
+                            families: h.families,
                         });
                     } else if self.p.func(at).kind != FnKind::Lambda
                         && let Some(k) = pieces.iter().find_map(|p| match p {
@@ -868,6 +949,7 @@ impl<'p> Finder<'_, 'p> {
                             param: k,
                             pieces,
                             has_key,
+                            families: h.families,
                         });
                     }
                 }

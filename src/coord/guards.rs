@@ -153,7 +153,15 @@ impl<'p> Coord<'p> {
             return None;
         }
         // The write must be its own step, not the charging call itself.
-        let write = self.find_mark(at, &items, &atoms, money_span.end, true, memo)?;
+        let helper_charges = matches!(&money, Reach::Money { path, .. } if !path.is_empty());
+        let write = self
+            .find_mark(at, &items, &atoms, money_span.end, true, memo)
+            .or_else(|| {
+                // The project helper that charges also marks it done afterwards
+                // (`runBilling(period)` charging every customer, then `markCompleted(period)`).
+                self.find_mark(at, &items, &atoms, money_span.start, true, memo)
+                    .filter(|w| helper_charges && w.span == money_span)
+            })?;
         // A lock or claim before the read, here or in every caller.
         if self.guarded_before(at, read.span.start) || self.callers_guarded(at, 0) {
             return None;

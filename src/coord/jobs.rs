@@ -221,9 +221,14 @@ impl<'p> Coord<'p> {
             .any(|api| match api.rsplit_once('.') {
                 Some((r, m)) => {
                     m == name
-                        && recv
-                            .and_then(|x| x.path_text())
-                            .is_some_and(|p| simple_name(&p) == simple_name(r))
+                        && recv.is_some_and(|x| {
+                            x.path_text()
+                                .is_some_and(|p| simple_name(&p) == simple_name(r))
+                                || self
+                                    .flow
+                                    .type_in(at, x)
+                                    .is_some_and(|t| t == simple_name(r))
+                        })
                 }
                 None => api == name,
             });

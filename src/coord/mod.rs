@@ -45,7 +45,7 @@ impl<'p> Coord<'p> {
     pub fn new(
         p: &'p Project,
         cat: &'p Catalog,
-        interceptors: &[FnRef],
+        interceptors: &[(FnRef, &str)],
         want_posts: bool,
     ) -> Coord<'p> {
         let flow = Flow::new(p, cat);

@@ -320,7 +320,11 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     if !(want("IDEM004") || want("IDEM005") || want("IDEM006") || want("IDEM007")) {
         return;
     }
-    let mut interceptors: Vec<FnRef> = ctx.interceptors.keys().copied().collect();
+    let mut interceptors: Vec<(FnRef, &str)> = ctx
+        .interceptors
+        .iter()
+        .map(|(f, s)| (*f, s.entry.framework.as_str()))
+        .collect();
     interceptors.sort();
     // POSTs are money events for the scheduler and guard rules too.
     let want_posts = want("IDEM004") || want("IDEM005") || want("IDEM007");

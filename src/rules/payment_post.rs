@@ -9,13 +9,11 @@ use std::collections::HashSet;
 pub const CODE: &str = "IDEM007";
 
 pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
-    if co.posts.key_interceptor.is_some() {
-        return;
-    }
     // One finding per endpoint literal; it is reported if any POST using it has no key.
     let mut seen = HashSet::new();
     for s in &co.posts.sites {
-        if s.has_key || !seen.insert(s.literal) {
+        // A project interceptor of this client sets the key on every request.
+        if s.has_key || co.posts.covered_by_interceptor(s).is_some() || !seen.insert(s.literal) {
             continue;
         }
         let (unit, span) = s.literal;

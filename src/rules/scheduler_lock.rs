@@ -40,12 +40,12 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
             span,
             label: "runs in every replica".into(),
             message: format!(
-                "{} runs a job that moves money (`{}`) with no distributed lock or atomic claim: {}, so with N replicas the charge is made N times",
+                "{} runs a job that moves money (`{}`) with no distributed lock or atomic claim before it: {}, and each copy moves the money",
                 job.how, money.what, job.why
             ),
             labels,
             note: Some(
-                "an idempotency key made in each replica (a fresh UUID per run) does not help: every replica makes a different one; a \"done already?\" read does not either: all replicas read before any writes".into(),
+                "an idempotency key made in each replica (a fresh UUID per run) does not help: every replica makes a different one. A key derived from the business operation makes the provider settle the race, but only within its retention window (24 hours at Stripe) and only if every replica sends an identical request; a \"done already?\" read does not help either: all replicas read before any of them writes".into(),
             ),
             help: "take a distributed lock keyed by the billing period before the money moves (`SELECT pg_try_advisory_lock(..)`, ShedLock `@SchedulerLock`, a Redisson lock) and claim each charge atomically (`INSERT .. ON CONFLICT DO NOTHING`, checked) with a key derived from customer and period".into(),
             symbol: ctx.symbol(job.at),
