@@ -374,3 +374,41 @@ fn rules_and_rule_docs() {
     let o = idemlint(d.path(), &["rule", "IDEM404"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// The README's first command: the bundled demo reports what `demo/README.md` says.
+#[test]
+fn demo_reports_what_its_readme_says() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let o = idemlint(root, &["check", "demo", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let got: Vec<(String, String, u64)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let path = f["path"].as_str().unwrap();
+            let file = path.rsplit('/').next().unwrap().to_string();
+            (
+                f["code"].as_str().unwrap().to_string(),
+                file,
+                f["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String, u64)> = [
+        ("IDEM001", "HttpClients5Config.java", 36),
+        ("IDEM001", "StripeIdempotencyInterceptor.java", 19),
+        ("IDEM004", "MonthlyInvoiceJob.java", 25),
+        ("IDEM005", "MonthlyInvoiceJob.java", 29),
+        ("IDEM006", "MonthlyInvoiceJob.java", 47),
+        ("IDEM007", "Payouts.kt", 15),
+        ("IDEM002", "RefundRetries.kt", 29),
+        ("IDEM001", "StripeHttp.kt", 27),
+        ("IDEM001", "lib.rs", 21),
+    ]
+    .iter()
+    .map(|(c, f, l)| (c.to_string(), f.to_string(), *l))
+    .collect();
+    assert_eq!(got, want);
+}
