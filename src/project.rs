@@ -55,6 +55,9 @@ pub struct Project {
     supers: Vec<Vec<Vec<String>>>,
     /// Supertype simple name -> simple names of project types below it, transitively.
     subtypes: HashMap<String, Vec<String>>,
+    /// Field or file-level binding name -> where it is declared: (unit, owning type or `None`
+    /// for a file-level binding, index in that list).
+    fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>>,
     /// Text of configuration files next to the sources (`application.properties`,
     /// `application.yml`, `quartz.properties`) that the coordination rules read.
     pub config_texts: Vec<String>,
@@ -85,7 +88,27 @@ impl Project {
             supers: Vec::new(),
             subtypes: HashMap::new(),
             config_texts: Vec::new(),
+            fields_by_name: HashMap::new(),
         };
+        let mut fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>> =
+            HashMap::new();
+        for (u, unit) in project.units.iter().enumerate() {
+            for (i, b) in unit.facts.globals.iter().enumerate() {
+                fields_by_name
+                    .entry(b.name.clone())
+                    .or_default()
+                    .push((u, None, i));
+            }
+            for (t, ty) in unit.facts.types.iter().enumerate() {
+                for (i, b) in ty.fields.iter().enumerate() {
+                    fields_by_name
+                        .entry(b.name.clone())
+                        .or_default()
+                        .push((u, Some(t), i));
+                }
+            }
+        }
+        project.fields_by_name = fields_by_name;
         project.supers = (0..project.units.len())
             .map(|u| {
                 (0..project.units[u].facts.types.len())
@@ -193,6 +216,25 @@ impl Project {
             .get(name)
             .map(|v| v.as_slice())
             .unwrap_or(&[])
+    }
+
+    /// Every field and file-level binding called `name`: (unit, binding).
+    pub fn fields_named(
+        &self,
+        name: &str,
+    ) -> impl Iterator<Item = (usize, &crate::facts::Binding)> {
+        self.fields_by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(move |&(u, t, i)| {
+                let f = &self.units[u].facts;
+                let b = match t {
+                    Some(t) => &f.types[t].fields[i],
+                    None => &f.globals[i],
+                };
+                (u, b)
+            })
     }
 
     /// Every named (non-lambda) project function called `name`.

@@ -7,7 +7,7 @@
 //! are followed. The shape is matched against the catalogue's endpoint paths.
 
 use super::{field_binding, innermost_stmt, local_binding, peel, root_fn, stmt_exprs};
-use crate::catalog::{Catalog, normalise};
+use crate::catalog::Catalog;
 use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
 use crate::flow::Flow;
 use crate::project::{FnRef, Project, walk_expr, walk_stmts};
@@ -448,7 +448,7 @@ impl<'p> Shaper<'p> {
 }
 
 /// The expression a function returns when it has one `return` or an expression body.
-fn returned_expr(p: &Project, f: FnRef) -> Option<&Expr> {
+pub(crate) fn returned_expr(p: &Project, f: FnRef) -> Option<&Expr> {
     let func = p.func(f);
     let mut rets = Vec::new();
     walk_stmts(&func.body, &mut |e| {
@@ -605,6 +605,28 @@ pub fn find<'p>(
     // Callers of helpers, a few levels up (a helper may call another with its own parameter).
     let mut seen: HashSet<(FnRef, usize)> = HashSet::new();
     let mut round = 0;
+    // Calls by name, built once when there are helpers to follow.
+    let mut calls_by_name: HashMap<&str, Vec<(FnRef, &'p Expr)>> = HashMap::new();
+    if !helpers.is_empty() {
+        let wanted: HashSet<&str> = helpers
+            .iter()
+            .filter_map(|h| p.func(h.f).name.as_deref())
+            .collect();
+        for (u, unit) in p.units.iter().enumerate() {
+            for (f, func) in unit.facts.functions.iter().enumerate() {
+                walk_stmts(&func.body, &mut |e| {
+                    if let ExprKind::Call { name, .. } = &e.kind
+                        && (wanted.contains(name.as_str()) || p.count_named(name) > 0)
+                    {
+                        calls_by_name
+                            .entry(name.as_str())
+                            .or_default()
+                            .push((FnRef { unit: u, f }, e));
+                    }
+                });
+            }
+        }
+    }
     while !helpers.is_empty() && round < 3 {
         round += 1;
         let mut next = Vec::new();
@@ -612,7 +634,7 @@ pub fn find<'p>(
             if !seen.insert((h.f, h.param)) {
                 continue;
             }
-            fd.helper_callers(&h, &mut posts, &mut next);
+            fd.helper_callers(&h, &calls_by_name, &mut posts, &mut next);
         }
         helpers = next;
     }
@@ -877,22 +899,19 @@ impl<'p> Finder<'_, 'p> {
     }
 
     /// Calls of helper `h` whose argument makes the URL a money endpoint.
-    fn helper_callers(&self, h: &Helper, posts: &mut Posts, next: &mut Vec<Helper>) {
+    fn helper_callers(
+        &self,
+        h: &Helper,
+        calls_by_name: &HashMap<&str, Vec<(FnRef, &'p Expr)>>,
+        posts: &mut Posts,
+        next: &mut Vec<Helper>,
+    ) {
         let Some(name) = self.p.func(h.f).name.as_deref() else {
             return;
         };
-        for (u, unit) in self.p.units.iter().enumerate() {
-            for (f, func) in unit.facts.functions.iter().enumerate() {
-                let at = FnRef { unit: u, f };
-                let mut calls: Vec<&'p Expr> = Vec::new();
-                walk_stmts(&func.body, &mut |e| {
-                    if let ExprKind::Call { name: n, .. } = &e.kind
-                        && n == name
-                    {
-                        calls.push(e);
-                    }
-                });
-                for call in calls {
+        {
+            {
+                for &(at, call) in calls_by_name.get(name).into_iter().flatten() {
                     let ExprKind::Call {
                         receiver,
                         name,
@@ -968,6 +987,14 @@ impl<'p> Finder<'_, 'p> {
             return false;
         };
         let mut exprs: Vec<&'p Expr> = stmt_exprs(seed);
+        let mut locals: HashSet<&str> = HashSet::new();
+        for g in &fns {
+            let func = self.p.func(*g);
+            locals.extend(func.params.iter().map(|p| p.name.as_str()));
+            crate::flow::walk_lets(&func.body, &mut |b| {
+                locals.insert(b.name.as_str());
+            });
+        }
         let mut names: Vec<String> = Vec::new();
         if let crate::facts::Stmt::Let(b) = seed {
             names.push(b.name.clone());
@@ -980,7 +1007,7 @@ impl<'p> Finder<'_, 'p> {
                 if !scanned.insert(e.span) {
                     continue;
                 }
-                if self.expr_has_key(at.unit, e) {
+                if self.expr_has_key(at, e) {
                     return true;
                 }
                 walk_expr(e, &mut |x| match &x.kind {
@@ -998,8 +1025,13 @@ impl<'p> Finder<'_, 'p> {
             if name_i >= names.len() || names.len() > 24 {
                 break;
             }
-            // Statements that use the new names.
-            let new_names: Vec<String> = names[name_i..].to_vec();
+            // Statements that use the new names: locals and parameters of this function only
+            // (a shared `client` field or a `BASE` constant would join unrelated requests).
+            let new_names: Vec<String> = names[name_i..]
+                .iter()
+                .filter(|n| locals.contains(n.as_str()))
+                .cloned()
+                .collect();
             name_i = names.len();
             for g in &fns {
                 let body = &self.p.func(*g).body;
@@ -1029,7 +1061,8 @@ impl<'p> Finder<'_, 'p> {
     }
 
     /// Does `e` (with the lambdas in it, and project helpers it calls) name an idempotency key?
-    fn expr_has_key(&self, unit: usize, e: &'p Expr) -> bool {
+    fn expr_has_key(&self, at: FnRef, e: &'p Expr) -> bool {
+        let unit = at.unit;
         let mut found = false;
         let mut lambdas: Vec<usize> = Vec::new();
         let mut calls: Vec<(&'p Expr, &'p str, &'p [crate::facts::Arg])> = Vec::new();
@@ -1050,18 +1083,22 @@ impl<'p> Finder<'_, 'p> {
             return true;
         }
         for id in lambdas {
-            let f = self.p.func(FnRef { unit, f: id });
-            for s in &f.body {
+            let lf = FnRef { unit, f: id };
+            for s in &self.p.func(lf).body {
                 for x in stmt_exprs(s) {
-                    if self.expr_has_key(unit, x) {
+                    if self.expr_has_key(lf, x) {
                         return true;
                     }
                 }
             }
         }
         // Project helpers called here that set a key (`withStripeHeaders(builder)`).
-        for (_, name, args) in calls {
-            for f in self.p.resolve(name, args.len()) {
+        for (call, name, args) in calls {
+            let receiver = match &call.kind {
+                ExprKind::Call { receiver, .. } => receiver.as_deref(),
+                _ => None,
+            };
+            for f in self.flow.call_targets(at, receiver, name, args) {
                 if self.p.func(f).has_body && self.body_sets_key(f) {
                     return true;
                 }
@@ -1096,13 +1133,9 @@ impl<'p> Finder<'_, 'p> {
 /// Does this expression name an idempotency key: a header/attribute name literal, a constant
 /// holding one, a variable or type named like one, a key setter?
 pub fn is_key_marker(p: &Project, cat: &Catalog, x: &Expr) -> bool {
-    let named = |n: &str| {
-        let nn = normalise(n);
-        nn.contains("idempotency")
-            || nn.contains("idempotent")
-            || cat.is_key_variable(n)
-            || cat.is_key_name(n)
-    };
+    // A variable, type or setter named like a key (`idempotencyKey`, `IdempotencyKey.class`,
+    // `setIdempotencyKey`), not anything mentioning idempotency (`idempotencyStore`).
+    let named = |n: &str| cat.is_key_variable(n) || cat.is_key_name(n);
     match &x.kind {
         ExprKind::Str(s) => {
             cat.is_key_name(s)

@@ -51,6 +51,8 @@ impl<'p> Coord<'p> {
             return Reach::Nothing;
         }
         if self.in_progress.borrow().len() > MAX_DEPTH {
+            // Cut short: provisional for every frame above, like a cycle to the root.
+            self.low.set(0);
             return Reach::Nothing;
         }
         let depth = self.in_progress.borrow().len();
@@ -113,8 +115,12 @@ impl<'p> Coord<'p> {
             if until.is_some_and(|u| e.span.start >= u) {
                 continue;
             }
-            if let Some(r) = self.event(at, e) {
-                return r;
+            match self.event(at, e) {
+                // `executeWithLock(this::rotateKeys, cfg)`, `locks.withLock("x") { .. }`: the lock
+                // covers the work handed to it, not what follows.
+                Some(Reach::Guarded(_)) if runs_work(e) => continue,
+                Some(r) => return r,
+                None => {}
             }
             // Children in source order; lambdas written here run here (forEach, executeWithLock,
             // scope functions) as far as ordering goes.
@@ -153,7 +159,7 @@ impl<'p> Coord<'p> {
     }
 
     /// Spans of every guard in `root` (and the lambdas in it) that starts before `pos`.
-    pub fn guards_before(&self, root: FnRef, pos: usize) -> Vec<Span> {
+    pub fn guards_before(&self, root: FnRef, pos: usize) -> Vec<(Span, bool)> {
         let mut out = Vec::new();
         let mut stack: Vec<(FnRef, &'p Expr)> = Vec::new();
         for s in self.p.func(root).body.iter().rev() {
@@ -168,13 +174,21 @@ impl<'p> Coord<'p> {
                 continue;
             }
             if let Some(Reach::Guarded(g)) = self.event(at, e) {
-                out.push(
+                if runs_work(e) {
+                    // Guards only what runs inside it.
+                    if e.span.contains(Span::new(pos, pos)) {
+                        out.push((e.span, true));
+                    }
+                    continue;
+                }
+                out.push((
                     if g.at.unit == root.unit && g.span.start < pos && e.span.contains(g.span) {
                         g.span
                     } else {
                         e.span
                     },
-                );
+                    false,
+                ));
             }
             match &e.kind {
                 ExprKind::Lambda(id) => {
@@ -206,30 +220,21 @@ impl<'p> Coord<'p> {
     fn event(&self, at: FnRef, e: &'p Expr) -> Option<Reach> {
         let cat = self.cat;
         match &e.kind {
-            ExprKind::Str(s) => {
-                let low = s.to_ascii_lowercase();
-                if cat
-                    .coord
-                    .locks
-                    .sql_locks
-                    .iter()
-                    .any(|k| low.contains(k.as_str()))
-                {
-                    return Some(Reach::Guarded(self.loc(at, e.span)));
+            ExprKind::Str(s) => self.sql_event(at, e.span, s),
+            // SQL split over concatenated literals: `"INSERT .. " + "ON CONFLICT DO NOTHING"`.
+            ExprKind::Binary { op, .. } if op == "+" => {
+                let mut text = String::new();
+                let mut only_strings = true;
+                crate::project::walk_expr(e, &mut |x| match &x.kind {
+                    ExprKind::Str(s) => text.push_str(s),
+                    ExprKind::Binary { op, .. } if op == "+" => {}
+                    _ => only_strings = false,
+                });
+                if only_strings || text.len() > 12 {
+                    self.sql_event(at, e.span, &text)
+                } else {
+                    None
                 }
-                if low.contains("insert") || low.contains("update") || low.contains("merge") {
-                    let claim = cat
-                        .coord
-                        .locks
-                        .sql_claims
-                        .iter()
-                        .any(|k| low.contains(k.as_str()))
-                        || (low.trim_start().starts_with("update") && low.contains("where"));
-                    if claim && self.is_checked(at, e.span) {
-                        return Some(Reach::Guarded(self.loc(at, e.span)));
-                    }
-                }
-                None
             }
             // `if (!isLeader) return`, `if leader.load(..) { .. }`: a leader flag tested.
             ExprKind::If { cond, .. } => {
@@ -289,6 +294,35 @@ impl<'p> Coord<'p> {
         }
     }
 
+    /// SQL text that locks (advisory locks, `SKIP LOCKED`) or, when its result is tested,
+    /// claims (`INSERT .. ON CONFLICT DO NOTHING`, `UPDATE .. WHERE status = 'PENDING'`).
+    fn sql_event(&self, at: FnRef, span: Span, text: &str) -> Option<Reach> {
+        let locks = &self.cat.coord.locks;
+        let low = text.to_ascii_lowercase();
+        if locks.sql_locks.iter().any(|k| low.contains(k.as_str())) {
+            return Some(Reach::Guarded(self.loc(at, span)));
+        }
+        let insert = low.contains("insert") || low.contains("merge");
+        let claim = (insert || low.contains("on conflict") || low.contains("on duplicate key"))
+            && locks.sql_claims.iter().any(|k| low.contains(k.as_str()))
+            || (low.trim_start().starts_with("update")
+                && low.split_once("where").is_some_and(|(_, w)| {
+                    [
+                        "status",
+                        "state",
+                        "claimed",
+                        "owner",
+                        "lock",
+                        "processing",
+                        "is null",
+                        "pending",
+                    ]
+                    .iter()
+                    .any(|c| w.contains(c))
+                }));
+        (claim && self.is_checked(at, span)).then(|| Reach::Guarded(self.loc(at, span)))
+    }
+
     /// The literal text of a constant (concatenated pieces included).
     pub fn const_text(&self, at: FnRef, e: &Expr) -> Option<String> {
         let (owner, name) = match &e.kind {
@@ -297,14 +331,23 @@ impl<'p> Coord<'p> {
             _ => return None,
         };
         let owner = owner.filter(|o| o != "this" && o != "self");
-        let (_, b) = super::field_binding(self.p, at.unit, Some(at), owner.as_deref(), name)?;
-        let mut text = String::new();
-        crate::project::walk_expr(b.init.as_ref()?, &mut |x| {
-            if let ExprKind::Str(s) = &x.kind {
-                text.push_str(s);
-            }
-        });
-        (!text.is_empty()).then_some(text)
+        let key = (at.unit, owner.clone(), name.to_string());
+        if let Some(v) = self.const_texts.borrow().get(&key) {
+            return v.clone();
+        }
+        let text = super::field_binding(self.p, at.unit, Some(at), owner.as_deref(), name)
+            .and_then(|(_, b)| b.init.as_ref())
+            .and_then(|init| {
+                let mut text = String::new();
+                crate::project::walk_expr(init, &mut |x| {
+                    if let ExprKind::Str(s) = &x.kind {
+                        text.push_str(s);
+                    }
+                });
+                (!text.is_empty()).then_some(text)
+            });
+        self.const_texts.borrow_mut().insert(key, text.clone());
+        text
     }
 
     fn money(&self, at: FnRef, span: Span, path: Vec<Loc>) -> Reach {
@@ -623,4 +666,12 @@ impl<'p> Coord<'p> {
         }
         false
     }
+}
+
+/// A call handing work to run inside it: a lambda, method reference or object argument.
+fn runs_work(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { args, .. } if args.iter().any(|a| matches!(
+        super::peel(&a.value).kind,
+        ExprKind::Lambda(_) | ExprKind::MethodRef { .. } | ExprKind::Object(_)
+    ) || matches!(&a.value.kind, ExprKind::Cast { expr, .. } if matches!(expr.kind, ExprKind::MethodRef { .. } | ExprKind::Lambda(_)))))
 }

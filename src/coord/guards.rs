@@ -19,6 +19,19 @@ pub struct CheckThenAct {
 
 /// Calls that only unwrap or test the read's result.
 const WRAPPERS: &[&str] = &[
+    "map_err",
+    "context",
+    "with_context",
+    "ok",
+    "ok_or",
+    "ok_or_else",
+    "unwrap_or_else",
+    "into",
+    "orElseThrow",
+    "getOrNull",
+    "getOrElse",
+    "firstOrNull",
+    "singleOrNull",
     "equals",
     "isPresent",
     "isEmpty",
@@ -62,7 +75,7 @@ const WRAPPERS: &[&str] = &[
 impl<'p> Coord<'p> {
     pub fn check_then_act(&self) -> Vec<CheckThenAct> {
         let mut out = Vec::new();
-        let mut writes_memo: HashMap<FnRef, Vec<usize>> = HashMap::new();
+        let mut writes_memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::new();
         for (u, unit) in self.p.units.iter().enumerate() {
             for (f, func) in unit.facts.functions.iter().enumerate() {
                 if !func.has_body {
@@ -75,6 +88,9 @@ impl<'p> Coord<'p> {
                         lists.push(b);
                     }
                 });
+                // Bounded work per function: real code has a handful of such guards; generated
+                // validation code can have thousands.
+                let mut candidates = 0;
                 for list in lists {
                     for (i, s) in list.iter().enumerate() {
                         let Stmt::Expr(e) = s else { continue };
@@ -111,7 +127,15 @@ impl<'p> Coord<'p> {
                         else {
                             continue;
                         };
-                        if let Some(g) = self.check_one(at, read, &rest, &mut writes_memo) {
+                        if !negated_form && exits_when_absent(cond_e) {
+                            continue;
+                        }
+                        candidates += 1;
+                        if candidates > 64 {
+                            break;
+                        }
+                        let rwords = read_words(read, cond_e);
+                        if let Some(g) = self.check_one(at, read, rwords, &rest, &mut writes_memo) {
                             out.push(g);
                         }
                     }
@@ -125,10 +149,26 @@ impl<'p> Coord<'p> {
         &self,
         at: FnRef,
         read: &'p Expr,
+        rwords: Vec<String>,
         rest: &[&'p Stmt],
-        memo: &mut HashMap<FnRef, Vec<usize>>,
+        memo: &mut HashMap<(FnRef, u32), Vec<usize>>,
     ) -> Option<CheckThenAct> {
-        let atoms = read_atoms(read);
+        let mut atoms = read_atoms(read);
+        // An entity loaded by id stands for that id: `invoice = repo.get(invoiceId)`, then
+        // `invoice.isPaid()` .. `repo.markPaid(invoiceId)`.
+        for a in atoms.clone() {
+            if let Some(b) = super::local_binding(self.p, at, &a, read.span.start)
+                && let Some(init) = &b.init
+                && let ExprKind::Call { args, .. } = &peel(init).kind
+            {
+                for x in args {
+                    atoms.extend(atoms_of(&x.value));
+                }
+            }
+        }
+        for infra in INFRA_NAMES {
+            atoms.remove(*infra);
+        }
         if atoms.is_empty() {
             return None;
         }
@@ -147,7 +187,7 @@ impl<'p> Coord<'p> {
         };
         // Marked (claimed) before the money moves: not check-then-act, whatever its atomicity.
         if self
-            .find_mark(at, &items, &atoms, read.span.end, false, memo)
+            .find_mark(&items, &atoms, &rwords, read.span.end, false, memo)
             .is_some_and(|w| w.span.start < money_pos)
         {
             return None;
@@ -155,11 +195,11 @@ impl<'p> Coord<'p> {
         // The write must be its own step, not the charging call itself.
         let helper_charges = matches!(&money, Reach::Money { path, .. } if !path.is_empty());
         let write = self
-            .find_mark(at, &items, &atoms, money_span.end, true, memo)
+            .find_mark(&items, &atoms, &rwords, money_span.end, true, memo)
             .or_else(|| {
                 // The project helper that charges also marks it done afterwards
                 // (`runBilling(period)` charging every customer, then `markCompleted(period)`).
-                self.find_mark(at, &items, &atoms, money_span.start, true, memo)
+                self.find_mark(&items, &atoms, &rwords, money_span.start, true, memo)
                     .filter(|w| helper_charges && w.span == money_span)
             })?;
         // A lock or claim before the read, here or in every caller.
@@ -195,6 +235,23 @@ impl<'p> Coord<'p> {
                 _ => {}
             }
         });
+        // `if (invoice.paid) return`, `if invoice.status == Status::Paid { continue }`: a field
+        // of the entity itself.
+        if found.is_none() {
+            walk_expr(cond, &mut |x| {
+                if found.is_none()
+                    && let ExprKind::Field { receiver, name } = &x.kind
+                    && !name.starts_with(|c: char| c.is_uppercase())
+                    && root_name(receiver).is_some()
+                    && !matches!(&receiver.kind, ExprKind::Name(r) if r.starts_with(|c: char| c.is_uppercase()))
+                {
+                    found = Some(x);
+                }
+            });
+            if found.is_some() {
+                return found;
+            }
+        }
         if found.is_none()
             && let Some((n, pos)) = names.first()
             && let Some(b) = super::local_binding(self.p, at, n, *pos)
@@ -244,12 +301,12 @@ impl<'p> Coord<'p> {
     /// A write after the money that marks the read's subject done.
     fn find_mark(
         &self,
-        _at: FnRef,
         items: &[(FnRef, &'p Expr)],
         atoms: &HashSet<String>,
+        read_words: &[String],
         after: usize,
         via_helpers: bool,
-        memo: &mut HashMap<FnRef, Vec<usize>>,
+        memo: &mut HashMap<(FnRef, u32), Vec<usize>>,
     ) -> Option<Loc> {
         let mut stack: Vec<(FnRef, &'p Expr)> = items.to_vec();
         let mut best: Option<Loc> = None;
@@ -269,7 +326,11 @@ impl<'p> Coord<'p> {
                         name,
                         args,
                     } => {
-                        if is_write_name(name) && !is_money_name(self.cat, name) {
+                        if is_write_name(name)
+                            && !is_money_name(self.cat, name)
+                            && related(read_words, name)
+                            && !is_request_building(self, f, receiver.as_deref(), name)
+                        {
                             let mut w: HashSet<String> = HashSet::new();
                             for a in args {
                                 w.extend(atoms_of(&a.value));
@@ -291,6 +352,11 @@ impl<'p> Coord<'p> {
                             Vec::new()
                         };
                         for t in targets {
+                            if !(is_write_name(name) && related(read_words, name))
+                                && !self.writes_related(t, read_words)
+                            {
+                                continue;
+                            }
                             let params = self.writes_params(t, 0, memo);
                             if params.iter().any(|&j| {
                                 super::param_to_arg(self.p, t, receiver.as_deref(), j)
@@ -303,8 +369,9 @@ impl<'p> Coord<'p> {
                         }
                     }
                     ExprKind::Assign { target, .. } => {
-                        if let ExprKind::Field { .. } = &target.kind
+                        if let ExprKind::Field { name, .. } = &target.kind
                             && root_name(target).is_some_and(|r| atoms.contains(&r))
+                            && related(read_words, &format!("set_{name}"))
                         {
                             found = Some(self_loc(self, f, x));
                         }
@@ -323,17 +390,36 @@ impl<'p> Coord<'p> {
         best
     }
 
+    /// Does `f` contain a write whose name records what the read tests?
+    fn writes_related(&self, f: FnRef, read_words: &[String]) -> bool {
+        let mut yes = false;
+        for g in self.p.with_nested(f) {
+            walk_stmts(&self.p.func(g).body, &mut |x| {
+                // Inside a helper only a write named after the read counts (`markPaid` for
+                // `isPaid`), not any `save` it happens to make.
+                if let ExprKind::Call { name, .. } = &x.kind
+                    && is_write_name(name)
+                    && related_by_words(read_words, name)
+                {
+                    yes = true;
+                }
+            });
+        }
+        yes
+    }
+
     /// Parameters of `f` that a write in `f` (or a helper it calls) records.
     fn writes_params(
         &self,
         f: FnRef,
         depth: u32,
-        memo: &mut HashMap<FnRef, Vec<usize>>,
+        memo: &mut HashMap<(FnRef, u32), Vec<usize>>,
     ) -> Vec<usize> {
-        if let Some(v) = memo.get(&f) {
+        // Keyed by depth: the answer depends only on (f, depth), so it is the same whichever
+        // query asks first (the depth bound also ends recursion).
+        if let Some(v) = memo.get(&(f, depth)) {
             return v.clone();
         }
-        memo.insert(f, Vec::new());
         let func = self.p.func(f);
         let params: Vec<&str> = func.params.iter().map(|p| p.name.as_str()).collect();
         let mut out: Vec<usize> = Vec::new();
@@ -393,7 +479,7 @@ impl<'p> Coord<'p> {
                 }
             }
         }
-        memo.insert(f, out.clone());
+        memo.insert((f, depth), out.clone());
         out
     }
 
@@ -426,12 +512,13 @@ impl<'p> Coord<'p> {
                 }
             });
         }
-        guards.iter().any(|g| {
-            containers
-                .iter()
-                .filter(|c| c.contains(*g))
-                .min_by_key(|c| c.len())
-                .is_some_and(|c| c.start <= pos && pos < c.end)
+        guards.iter().any(|(g, scoped)| {
+            *scoped
+                || containers
+                    .iter()
+                    .filter(|c| c.contains(*g))
+                    .min_by_key(|c| c.len())
+                    .is_some_and(|c| c.start <= pos && pos < c.end)
         })
     }
 
@@ -546,10 +633,12 @@ fn negated(e: &Expr) -> Option<&Expr> {
 /// The subject of a read: root names of its arguments, or of its receiver when it has none
 /// (`invoice.isPaid()` -> invoice).
 fn read_atoms(read: &Expr) -> HashSet<String> {
-    let ExprKind::Call { receiver, args, .. } = &read.kind else {
-        return HashSet::new();
-    };
     let mut out = HashSet::new();
+    let (receiver, args): (Option<&Expr>, &[crate::facts::Arg]) = match &read.kind {
+        ExprKind::Call { receiver, args, .. } => (receiver.as_deref(), args),
+        ExprKind::Field { receiver, .. } => (Some(receiver), &[]),
+        _ => return out,
+    };
     for a in args {
         out.extend(atoms_of(&a.value));
     }
@@ -559,9 +648,206 @@ fn read_atoms(read: &Expr) -> HashSet<String> {
     {
         out.insert(root);
     }
-    out.remove("this");
-    out.remove("self");
+    for infra in INFRA_NAMES {
+        out.remove(*infra);
+    }
     out
+}
+
+/// Names of shared infrastructure passed to every call (`state.pool`, `conn`, `tx`): they say
+/// nothing about which thing a read and a write are about.
+const INFRA_NAMES: &[&str] = &[
+    "this",
+    "self",
+    "state",
+    "pool",
+    "conn",
+    "connection",
+    "db",
+    "database",
+    "ctx",
+    "context",
+    "tx",
+    "txn",
+    "transaction",
+    "session",
+    "client",
+    "http",
+    "em",
+    "jdbc",
+    "template",
+    "cfg",
+    "config",
+    "app",
+    "env",
+    "executor",
+    "it",
+];
+
+/// The words of a read's subject: the method or field name, plus the constant it is compared
+/// with (`invoice.status == PAID` -> status, paid).
+fn read_words(read: &Expr, cond: &Expr) -> Vec<String> {
+    let mut w = match &read.kind {
+        ExprKind::Call { name, .. } | ExprKind::Field { name, .. } => super::words::words(name),
+        _ => Vec::new(),
+    };
+    walk_expr(cond, &mut |x| {
+        if let ExprKind::Binary { op, lhs, rhs } = &x.kind
+            && matches!(op.as_str(), "==" | "===" | "!=" | "!==")
+        {
+            for side in [lhs, rhs] {
+                if !side.span.contains(read.span)
+                    && let Some(p) = side.path_text()
+                {
+                    w.extend(super::words::words(crate::facts::simple_name(&p)));
+                }
+            }
+        }
+    });
+    w
+}
+
+/// Does a write (`markInvoiced`, `save(..)`, `invoice.status = PAID`) record the thing a read
+/// (`alreadyInvoiced`, `existsByOrderId`, `invoice.status == PAID`) tests?
+fn related(read: &[String], write_name: &str) -> bool {
+    const GENERIC_WRITES: &[&str] = &["save", "insert", "persist", "upsert", "record", "store"];
+    const GENERIC_READS: &[&str] = &[
+        "exists",
+        "exist",
+        "already",
+        "count",
+        "found",
+        "processed",
+        "done",
+        "handled",
+    ];
+    let generic_write = super::words::words(write_name)
+        .first()
+        .is_some_and(|f| GENERIC_WRITES.contains(&f.as_str()));
+    generic_write
+        || read.iter().any(|w| GENERIC_READS.contains(&w.as_str()))
+        || related_by_words(read, write_name)
+}
+
+/// Do the read and the write name the same thing (`isPaid` / `markPaid`,
+/// `alreadyInvoiced` / `markInvoiced`)?
+fn related_by_words(read: &[String], write_name: &str) -> bool {
+    const READ_FILLER: &[&str] = &[
+        "is", "has", "was", "were", "are", "get", "find", "fetch", "load", "check", "by", "for",
+        "with", "of", "the", "and", "or", "to", "in", "on", "at", "any", "all", "did", "does",
+    ];
+    const WRITE_FILLER: &[&str] = &[
+        "mark", "set", "save", "record", "update", "insert", "persist", "upsert", "store", "put",
+        "add", "as", "by", "for", "with", "of", "the", "and", "to", "flag", "register",
+    ];
+    let stem = |w: &str| -> String {
+        let w = w
+            .strip_suffix("ed")
+            .or_else(|| w.strip_suffix("ing"))
+            .or_else(|| w.strip_suffix('s'))
+            .or_else(|| w.strip_suffix('d'))
+            .unwrap_or(w);
+        w.chars().take(6).collect()
+    };
+    let rs: Vec<String> = read
+        .iter()
+        .filter(|w| !READ_FILLER.contains(&w.as_str()) && w.len() > 2)
+        .map(|w| stem(w))
+        .collect();
+    super::words::words(write_name)
+        .iter()
+        .filter(|w| !WRITE_FILLER.contains(&w.as_str()) && w.len() > 2)
+        .any(|w| rs.contains(&stem(w)))
+}
+
+/// Does the condition exit when the thing is *absent* (`x == null`, `x.isEmpty()`,
+/// `x.is_none()`)? That is a lookup or validation, not an "already done?" check.
+fn exits_when_absent(cond: &Expr) -> bool {
+    match &peel(cond).kind {
+        ExprKind::Binary { op, lhs, rhs } if op == "==" || op == "===" => {
+            matches!(&lhs.kind, ExprKind::Lit(l) if l == "null")
+                || matches!(&rhs.kind, ExprKind::Lit(l) if l == "null")
+        }
+        ExprKind::Call { name, .. } => matches!(
+            name.as_str(),
+            "isEmpty" | "is_none" | "isNullOrEmpty" | "isNullOrBlank" | "isBlank" | "is_empty"
+        ),
+        ExprKind::Binary { op, lhs, .. } if op == "||" || op == "&&" => exits_when_absent(lhs),
+        _ => false,
+    }
+}
+
+/// A setter on a request, builder or parameter object being put together (`params.setAmount(..)`,
+/// `post.setEntity(..)`, `ChargeCreateParams.builder().putMetadata(..)`): not a record of work
+/// done.
+fn is_request_building(co: &Coord, at: FnRef, receiver: Option<&Expr>, name: &str) -> bool {
+    if matches!(
+        name,
+        "setEntity"
+            | "setHeader"
+            | "addHeader"
+            | "setBody"
+            | "header"
+            | "body"
+            | "form"
+            | "json"
+            | "query"
+            | "param"
+            | "bind"
+            | "setParameter"
+            | "putMetadata"
+    ) {
+        return true;
+    }
+    const BUILT: &[&str] = &[
+        "Params", "Request", "Builder", "Options", "Entity", "Body", "Form", "Dto", "Payload",
+        "HttpPost", "HttpPut", "Headers", "Command",
+    ];
+    let mut cur = receiver.map(peel);
+    while let Some(x) = cur {
+        match &x.kind {
+            ExprKind::Call { name, receiver, .. } => {
+                if matches!(
+                    name.as_str(),
+                    "builder" | "newBuilder" | "toBuilder" | "Builder"
+                ) {
+                    return true;
+                }
+                cur = receiver.as_deref().map(peel);
+            }
+            ExprKind::New { ty, .. } => {
+                return BUILT
+                    .iter()
+                    .any(|b| crate::facts::simple_name(ty).ends_with(b));
+            }
+            ExprKind::Name(n) => {
+                let ty = super::local_binding(co.p, at, n, usize::MAX).and_then(|b| {
+                    b.ty.clone().or_else(|| {
+                        b.init.as_ref().and_then(|i| match &peel(i).kind {
+                            ExprKind::New { ty, .. } => Some(ty.clone()),
+                            ExprKind::Call { name, receiver, .. } => {
+                                if matches!(name.as_str(), "builder" | "newBuilder") {
+                                    Some("Builder".into())
+                                } else if receiver.is_none() {
+                                    Some(name.clone())
+                                } else {
+                                    None
+                                }
+                            }
+                            _ => None,
+                        })
+                    })
+                });
+                return ty.is_some_and(|t| {
+                    BUILT
+                        .iter()
+                        .any(|b| crate::facts::simple_name(&t).ends_with(b))
+                });
+            }
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// Root names of the values in `e`: `customer.getId()` -> customer, `&period` -> period.

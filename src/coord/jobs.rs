@@ -236,7 +236,13 @@ impl<'p> Coord<'p> {
             || (s.periodic_calls.iter().any(|p| p == name)
                 && (!matches!(name.as_str(), "timer" | "fixedRateTimer")
                     || recv.is_none()
-                    || recv_text.ends_with("concurrent")));
+                    || recv_text.ends_with("concurrent"))
+                // A project function of that name is not the library's.
+                && !self
+                    .flow
+                    .call_targets(at, recv, name, args)
+                    .iter()
+                    .any(|t| self.p.func(*t).has_body));
         let hinted = s.hinted_calls.iter().any(|p| p == name)
             && recv.is_some_and(|r| {
                 s.receiver_hints
@@ -463,19 +469,38 @@ impl<'p> Coord<'p> {
         let mut found = false;
         while let Some((f, x)) = exprs.pop() {
             walk_expr(x, &mut |y| match &y.kind {
-                ExprKind::Loop { kind, body, .. }
-                    if *kind != LoopKind::ForEach
-                        && *kind != LoopKind::For
-                        && self.has_sleep(f, body) =>
+                // `while (running)`, `while (true)`, `loop { }`: not a bounded retry loop
+                // (`while (attempt < max)`).
+                ExprKind::Loop {
+                    kind, body, header, ..
+                } if *kind != LoopKind::ForEach
+                    && *kind != LoopKind::For
+                    && !header.iter().any(compares)
+                    && self.has_sleep(f, body) =>
                 {
                     found = true;
                 }
                 // Kotlin `repeat(Int.MAX_VALUE) { ..; delay(..) }`.
                 ExprKind::Call { name, args, .. } if name == "repeat" => {
-                    if let Some(last) = args.last()
-                        && self.has_sleep(f, &last.value)
+                    let small = matches!(
+                        args.first().map(|a| &a.value.kind),
+                        Some(ExprKind::Lit(n)) if n.parse::<u64>().is_ok_and(|n| n < 1000)
+                    );
+                    if !small
+                        && let Some(last) = args.last()
+                        && let ExprKind::Lambda(id) = last.value.kind
                     {
-                        found = true;
+                        let lf = FnRef {
+                            unit: f.unit,
+                            f: id,
+                        };
+                        if self.p.func(lf).body.iter().any(|st| {
+                            super::stmt_exprs(st)
+                                .into_iter()
+                                .any(|z| self.has_sleep(lf, z))
+                        }) {
+                            found = true;
+                        }
                     }
                 }
                 ExprKind::Lambda(id) => {
@@ -517,26 +542,37 @@ impl<'p> Coord<'p> {
         })
     }
 
+    /// Does `e` (a loop body) sleep on every pass, at its top level? A sleep inside a `catch`,
+    /// an `if` or a `match` arm is a retry backoff, not a period.
     fn has_sleep(&self, at: FnRef, e: &'p Expr) -> bool {
         let s = &self.cat.coord.schedulers;
-        let mut yes = false;
-        let mut lambdas = Vec::new();
-        walk_expr(e, &mut |y| match &y.kind {
-            ExprKind::Call { name, .. } if s.sleeps.iter().any(|x| x == name) => yes = true,
-            ExprKind::Lambda(id) => lambdas.push(*id),
-            _ => {}
-        });
-        yes || lambdas.into_iter().any(|id| {
-            let lf = FnRef {
-                unit: at.unit,
-                f: id,
-            };
-            self.p.func(lf).body.iter().any(|st| {
-                super::stmt_exprs(st)
-                    .into_iter()
-                    .any(|x| self.has_sleep(lf, x))
-            })
-        })
+        let mut stack: Vec<(FnRef, &'p Expr)> = vec![(at, e)];
+        let mut steps = 0;
+        while let Some((f, x)) = stack.pop() {
+            steps += 1;
+            if steps > 10_000 {
+                return false;
+            }
+            match &x.kind {
+                ExprKind::Call { name, .. } if s.sleeps.iter().any(|y| y == name) => return true,
+                ExprKind::If { .. } | ExprKind::Match { .. } | ExprKind::Loop { .. } => {}
+                ExprKind::Try { body, .. } => stack.push((f, body)),
+                // `runCatching { ..; delay(..) }`, `select!` arms: run in place.
+                ExprKind::Lambda(id) => {
+                    let lf = FnRef {
+                        unit: f.unit,
+                        f: *id,
+                    };
+                    for st in &self.p.func(lf).body {
+                        for z in super::stmt_exprs(st) {
+                            stack.push((lf, z));
+                        }
+                    }
+                }
+                _ => x.for_each_child(|c| stack.push((f, c))),
+            }
+        }
+        false
     }
 
     /// Does the project configure Quartz with a clustered job store
@@ -576,4 +612,17 @@ impl<'p> Coord<'p> {
             })
         })
     }
+}
+
+/// Does a loop header compare (`attempt < maxAttempts`)?
+fn compares(e: &Expr) -> bool {
+    let mut yes = false;
+    walk_expr(e, &mut |x| {
+        if let ExprKind::Binary { op, .. } = &x.kind
+            && matches!(op.as_str(), "<" | "<=" | ">" | ">=")
+        {
+            yes = true;
+        }
+    });
+    yes
 }

@@ -32,7 +32,7 @@ const BIND_CALLS: &[&str] = &[
 impl<'p> Coord<'p> {
     pub fn lock_keys(&self) -> Vec<LockKey<'p>> {
         let mut out = Vec::new();
-        let mut memo: HashMap<FnRef, Vec<usize>> = HashMap::new();
+        let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::new();
         for (u, unit) in self.p.units.iter().enumerate() {
             for f in 0..unit.facts.functions.len() {
                 let at = FnRef { unit: u, f };
@@ -47,7 +47,7 @@ impl<'p> Coord<'p> {
         &self,
         at: FnRef,
         out: &mut Vec<LockKey<'p>>,
-        memo: &mut HashMap<FnRef, Vec<usize>>,
+        memo: &mut HashMap<(FnRef, u32), Vec<usize>>,
         depth: u32,
     ) {
         let func = self.p.func(at);
@@ -152,7 +152,11 @@ impl<'p> Coord<'p> {
                 continue;
             };
             let mut idx = *idx;
-            if name == "LockConfiguration" && args.len() < 3 {
+            // ShedLock: `LockConfiguration(createdAt, name, atMostFor, atLeastFor)` since 4.0,
+            // `LockConfiguration(name, lockAtMostUntil[, lockAtLeastUntil])` before.
+            if name == "LockConfiguration"
+                && (args.len() < 4 || matches!(args[0].value.kind, ExprKind::Str(_)))
+            {
                 idx = 0;
             }
             if name == "obtain"
@@ -168,8 +172,23 @@ impl<'p> Coord<'p> {
             {
                 continue;
             }
+            // Generic lock calls take a key only as a string-like argument: not Redisson's
+            // `tryLock(wait, lease, unit)`, not a `LockConfiguration` object (its own
+            // constructor is checked where it is built).
+            let generic = matches!(
+                name,
+                "lock"
+                    | "tryLock"
+                    | "withLock"
+                    | "try_lock"
+                    | "acquireLock"
+                    | "tryAcquireLock"
+                    | "obtain"
+                    | "SimpleLock"
+            );
             if let Some(a) = args.get(idx)
                 && !matches!(a.value.kind, ExprKind::Lambda(_) | ExprKind::Lit(_))
+                && !(generic && (self.is_object_arg(at, &a.value) || has_time_unit(args)))
             {
                 push(&a.value, name.to_string());
             }
@@ -178,17 +197,41 @@ impl<'p> Coord<'p> {
         self.redis_cmd_keys(at, out);
     }
 
+    /// An object built by a constructor (`new LockConfiguration(..)`, or a local holding one).
+    fn is_object_arg(&self, at: FnRef, e: &Expr) -> bool {
+        let is_ctor = |x: &Expr| match &peel(x).kind {
+            ExprKind::New { .. } => true,
+            ExprKind::Call { receiver, name, .. } => {
+                receiver.is_none() && name.starts_with(|c: char| c.is_uppercase())
+                    || name == "builder"
+                    || name == "build"
+            }
+            _ => false,
+        };
+        if is_ctor(e) {
+            return true;
+        }
+        if let ExprKind::Name(n) = &peel(e).kind
+            && let Some(b) = super::local_binding(self.p, at, n, e.span.start)
+        {
+            return b.init.as_ref().is_some_and(is_ctor)
+                || b.ty
+                    .as_deref()
+                    .is_some_and(|t| t.ends_with("Configuration"));
+        }
+        false
+    }
+
     /// Parameters of project function `f` that end up in a lock key inside it.
     fn lock_key_params(
         &self,
         f: FnRef,
-        memo: &mut HashMap<FnRef, Vec<usize>>,
+        memo: &mut HashMap<(FnRef, u32), Vec<usize>>,
         depth: u32,
     ) -> Vec<usize> {
-        if let Some(v) = memo.get(&f) {
+        if let Some(v) = memo.get(&(f, depth)) {
             return v.clone();
         }
-        memo.insert(f, Vec::new());
         let params: Vec<String> = self
             .p
             .func(f)
@@ -211,7 +254,7 @@ impl<'p> Coord<'p> {
                 }
             });
         }
-        memo.insert(f, out.clone());
+        memo.insert((f, depth), out.clone());
         out
     }
 
@@ -322,6 +365,30 @@ impl<'p> Coord<'p> {
             }
         }
     }
+}
+
+/// `TimeUnit.SECONDS`, `ChronoUnit.MINUTES`, `Duration.ofSeconds(..)` among the arguments: a
+/// wait/lease call (`tryLock(10, 60, SECONDS)`), not a keyed one.
+fn has_time_unit(args: &[Arg]) -> bool {
+    args.iter().any(|a| {
+        let mut yes = false;
+        walk_expr(&a.value, &mut |x| {
+            if let Some(p) = x.path_text()
+                && (p.contains("TimeUnit") || p.contains("ChronoUnit"))
+            {
+                yes = true;
+            }
+            if let ExprKind::Call {
+                receiver: Some(r), ..
+            } = &x.kind
+                && r.path_text()
+                    .is_some_and(|p| crate::facts::simple_name(&p) == "Duration")
+            {
+                yes = true;
+            }
+        });
+        yes
+    })
 }
 
 /// The computed (non-literal) parts of a SQL string expression.

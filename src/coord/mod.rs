@@ -21,6 +21,9 @@ use std::collections::HashMap;
 
 pub use events::Reach;
 
+/// A constant by (unit it is read in, owner type as written, name).
+type ConstKey = (usize, Option<String>, String);
+
 /// Call name -> (caller, call span).
 type CallIndex = HashMap<String, Vec<(FnRef, Span)>>;
 
@@ -32,6 +35,8 @@ pub struct Coord<'p> {
     pub posts: endpoints::Posts,
     reach: RefCell<HashMap<FnRef, Reach>>,
     in_progress: RefCell<Vec<FnRef>>,
+    /// Literal text of constants, by (unit, owner, name).
+    const_texts: RefCell<HashMap<ConstKey, Option<String>>>,
     /// Provisional summaries computed inside a cycle, for the current outermost query.
     partial: RefCell<HashMap<FnRef, Reach>>,
     /// The lowest in-progress frame the current summary relied on (cycle detection).
@@ -63,6 +68,7 @@ impl<'p> Coord<'p> {
             in_progress: RefCell::default(),
             low: std::cell::Cell::new(usize::MAX),
             partial: RefCell::default(),
+            const_texts: RefCell::default(),
             calls_by_name: RefCell::default(),
             checked: RefCell::default(),
         }
@@ -234,19 +240,12 @@ pub fn field_binding<'p>(
     }
     // The one declaration of that name in the project.
     let mut found = None;
-    for (u, unit) in p.units.iter().enumerate() {
-        let f = &unit.facts;
-        for b in f
-            .globals
-            .iter()
-            .chain(f.types.iter().flat_map(|t| t.fields.iter()))
-        {
-            if b.name == name && b.init.is_some() {
-                if found.is_some() {
-                    return None;
-                }
-                found = Some((u, b));
+    for (u, b) in p.fields_named(name) {
+        if b.init.is_some() {
+            if found.is_some() {
+                return None;
             }
+            found = Some((u, b));
         }
     }
     found

@@ -79,12 +79,33 @@ pub fn is_lock_name(cat: &Catalog, name: &str) -> bool {
         return true;
     }
     let w = words(name);
-    if w.first()
-        .is_some_and(|f| matches!(f.as_str(), "release" | "unlock" | "free" | "drop"))
+    // Releasing, and asking (`isLocked`, `getLockTimeout`), take nothing.
+    if w.first().is_some_and(|f| {
+        matches!(
+            f.as_str(),
+            "release"
+                | "unlock"
+                | "free"
+                | "drop"
+                | "is"
+                | "has"
+                | "get"
+                | "check"
+                | "was"
+                | "should"
+                | "can"
+                | "find"
+                | "count"
+                | "list"
+                | "log"
+                | "to"
+        )
+    }) && !w.iter().any(|x| x == "leader" || x == "leadership")
     {
         return false;
     }
-    w.iter().any(|x| has(&cat.coord.locks.words, x))
+    // A money name wins (`chargeLeasePayment`).
+    !is_money_name(cat, name) && w.iter().any(|x| has(&cat.coord.locks.words, x))
 }
 
 /// Is a name (a field or variable read in a condition) a leader flag? `isLeader`, `leader`,

@@ -89,24 +89,64 @@ fn first_line(co: &Coord, unit: usize, span: crate::facts::Span) -> crate::facts
 }
 
 /// A per-process value held in a field the key reads: `private val host = System.getenv(..)`,
-/// `this.node = InetAddress.getLocalHost().getHostName()` in a constructor.
+/// `this.node = InetAddress.getLocalHost().getHostName()` in a constructor, also through locals
+/// and getters (`"sweep-" + nodeName.get()`).
 fn field_value(co: &Coord, at: FnRef, key: &Expr) -> Option<Taint> {
+    field_value_at(co, at, key, 0)
+}
+
+fn field_value_at(co: &Coord, at: FnRef, key: &Expr, depth: u32) -> Option<Taint> {
+    if depth > 4 {
+        return None;
+    }
     let p = co.p;
     let mut names: Vec<String> = Vec::new();
+    let mut locals: Vec<&Expr> = Vec::new();
+    let mut calls: Vec<&Expr> = Vec::new();
     walk_expr(key, &mut |x| match &x.kind {
-        ExprKind::Name(n)
-            if crate::coord::local_binding(p, at, n, usize::MAX).is_none()
-                && !p
-                    .ancestors(at)
-                    .any(|a| p.func(a).params.iter().any(|q| q.name == *n)) =>
-        {
-            names.push(n.clone());
+        ExprKind::Name(n) => {
+            if let Some(b) = crate::coord::local_binding(p, at, n, x.span.start) {
+                locals.extend(b.init.as_ref());
+            } else if !p
+                .ancestors(at)
+                .any(|a| p.func(a).params.iter().any(|q| q.name == *n))
+            {
+                names.push(n.clone());
+            }
         }
         ExprKind::Field { receiver, name } if matches!(&receiver.kind, ExprKind::Name(s) if s == "this" || s == "self") => {
             names.push(name.clone())
         }
+        ExprKind::Call { .. } => calls.push(x),
         _ => {}
     });
+    for init in locals {
+        if let Some(t) = co
+            .flow
+            .value_in(at, init)
+            .or_else(|| field_value_at(co, at, init, depth + 1))
+        {
+            return Some(t);
+        }
+    }
+    // Getters of project types: `nodeName.get()` returning a field set from the host name.
+    for c in calls {
+        if let ExprKind::Call {
+            receiver,
+            name,
+            args,
+        } = &c.kind
+        {
+            for t in co.flow.call_targets(at, receiver.as_deref(), name, args) {
+                if t != at
+                    && let Some(ret) = crate::coord::endpoints::returned_expr(p, t)
+                    && let Some(found) = field_value_at(co, t, ret, depth + 1)
+                {
+                    return Some(found);
+                }
+            }
+        }
+    }
     let owner = p.enclosing_type(at)?;
     let ty = &p.units[at.unit].facts.types[owner];
     for n in names {
