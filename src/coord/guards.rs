@@ -352,9 +352,8 @@ impl<'p> Coord<'p> {
                             Vec::new()
                         };
                         for t in targets {
-                            if !(is_write_name(name) && related(read_words, name))
-                                && !self.writes_related(t, read_words)
-                            {
+                            let named_write = is_write_name(name) && related(read_words, name);
+                            if !named_write && !self.writes_related(t, read_words) {
                                 continue;
                             }
                             let params = self.writes_params(t, 0, memo);
