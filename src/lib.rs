@@ -44,6 +44,8 @@ pub struct Options {
     /// Apply the configuration's `exclude` to files named on the command line too (for
     /// pre-commit, which names every staged file).
     pub force_exclude: bool,
+    /// Benchmarking: discover, read and parse every file, run no rule (the parse floor).
+    pub parse_only: bool,
 }
 
 impl Default for Options {
@@ -54,6 +56,7 @@ impl Default for Options {
             threads: 0,
             config: config::Config::default(),
             force_exclude: false,
+            parse_only: false,
         }
     }
 }
@@ -303,6 +306,9 @@ fn finish(
         }
     }
     report.files_checked = ok.len();
+    if opts.parse_only {
+        return;
+    }
     let mut project = Project::new(ok);
     project.config_texts = config_texts;
     let cat = catalog::Catalog::extended(&opts.config.catalog);

@@ -101,6 +101,9 @@ struct CheckArgs {
     /// suppressed.
     #[arg(long)]
     include_suppressed: bool,
+    /// Benchmarking only: discover and parse every file, run no rule.
+    #[arg(long, hide = true)]
+    parse_only: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum, Default, PartialEq, Eq)]
@@ -262,6 +265,7 @@ fn check(args: CheckArgs) -> ExitCode {
         include_tests: args.include_tests || config.include_tests,
         threads: args.threads,
         force_exclude: args.force_exclude,
+        parse_only: args.parse_only,
         config,
     };
 
