@@ -206,6 +206,11 @@ fn lint_candidates(
     let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = candidates
         .par_iter()
         .map(|c| {
+            if let Ok(meta) = std::fs::metadata(&c.path)
+                && meta.len() > MAX_FILE_BYTES
+            {
+                return Ok(too_big(c, meta.len()));
+            }
             let text = read_source(&c.path)?;
             Ok(parse_unit(c.path.clone(), text, c.lang))
         })
@@ -218,6 +223,28 @@ fn rule_levels(config: &config::Config) -> Vec<(&'static str, config::Level)> {
         .iter()
         .map(|r| (r.code, config.level_of(r.code, r.severity)))
         .collect()
+}
+
+/// Files larger than this are not parsed (generated code, data dumps): a notice says so.
+pub const MAX_FILE_BYTES: u64 = 8 << 20;
+
+/// An empty unit for a file over [`MAX_FILE_BYTES`], with the notice that says why.
+fn too_big(c: &discover::Candidate, len: u64) -> (Unit, Vec<Notice>) {
+    let notice = Notice {
+        path: c.path.clone(),
+        line: 1,
+        message: format!(
+            "{:.1} MiB is over the {} MiB limit for one source file (generated code?); it was not analysed",
+            len as f64 / (1024.0 * 1024.0),
+            MAX_FILE_BYTES >> 20
+        ),
+    };
+    let unit = Unit {
+        src: SourceFile::new(c.path.clone(), String::new()),
+        lang: c.lang,
+        facts: facts::FileFacts::default(),
+    };
+    (unit, vec![notice])
 }
 
 /// Reads a file as UTF-8 text; binary or undecodable files are tool errors.
@@ -281,7 +308,10 @@ fn parse_unit(path: PathBuf, text: String, lang: facts::Lang) -> (Unit, Vec<Noti
             notices.push(Notice {
                 path: src.path.clone(),
                 line: 1,
-                message: "the parser gave up on this file; it was not analysed".into(),
+                message: format!(
+                    "the parser gave up on this file (or it took longer than {} s); it was not analysed",
+                    lang::PARSE_BUDGET.as_secs()
+                ),
             });
             facts::FileFacts::default()
         }

@@ -29,12 +29,24 @@ pub fn language(lang: Lang) -> tree_sitter::Language {
     }
 }
 
-/// Parses `source` as `lang`. Returns `None` only if tree-sitter gives up (it should not for
-/// any input of reasonable size).
+/// Wall-clock budget for parsing one file: pathological input stops here with a notice instead
+/// of holding up the run.
+pub const PARSE_BUDGET: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Parses `source` as `lang`. Returns `None` if tree-sitter gives up or the parse takes longer
+/// than [`PARSE_BUDGET`].
 pub fn parse_tree(lang: Lang, source: &str) -> Option<Tree> {
     let mut parser = Parser::new();
     parser.set_language(&language(lang)).ok()?;
-    parser.parse(source, None)
+    let start = std::time::Instant::now();
+    let bytes = source.as_bytes();
+    let mut halt = |_: &tree_sitter::ParseState| start.elapsed() > PARSE_BUDGET;
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut halt);
+    parser.parse_with_options(
+        &mut |offset, _| bytes.get(offset..).unwrap_or_default(),
+        None,
+        Some(options),
+    )
 }
 
 /// Parses and lowers one file.

@@ -1,0 +1,266 @@
+//! Hostile input: each case sits next to a good file with a known finding. No case may crash,
+//! hang, or hide the good file's finding; bad files are reported (exit 2 for files that cannot
+//! be read or decoded), everything else is a notice.
+
+mod common;
+
+use common::{idemlint, stderr, stdout, write};
+use std::path::Path;
+use std::process::Output;
+
+const GOOD: &str = r#"package a;
+import java.util.UUID;
+import okhttp3.Interceptor;
+import okhttp3.Response;
+public class Good implements Interceptor {
+    public Response intercept(Chain chain) throws java.io.IOException {
+        String key = UUID.randomUUID().toString();
+        return chain.proceed(chain.request().newBuilder().header("Idempotency-Key", key).build());
+    }
+}
+"#;
+
+const DEPTH: usize = 200_000;
+
+fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stderr(o)))
+}
+
+/// Lints `dir` (with the good file in it) and checks the good finding is there and the run
+/// ended normally (exit 1 = findings, 2 = findings plus files it could not read).
+fn check(dir: &Path, want_exit: i32) -> serde_json::Value {
+    write(dir, "Good.java", GOOD);
+    let o = idemlint(dir, &["check", "--select", "ALL", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(want_exit), "{}", stderr(&o));
+    let v = json(&o);
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == "Good.java" && f["start"]["line"] == 7 && f["code"] == "IDEM001"),
+        "good finding missing: {}",
+        stdout(&o)
+    );
+    v
+}
+
+fn notices(v: &serde_json::Value) -> Vec<String> {
+    v["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            format!(
+                "{}: {}",
+                n["path"].as_str().unwrap(),
+                n["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn deep_parentheses_calls_lambdas_and_blocks() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    write(
+        p,
+        "Parens.java",
+        &format!(
+            "class A {{ int x = {}1{}; }}\n",
+            "(".repeat(DEPTH),
+            ")".repeat(DEPTH)
+        ),
+    );
+    write(
+        p,
+        "Calls.java",
+        &format!(
+            "class B {{ void f() {{ {}1{}; }} }}\n",
+            "g(".repeat(DEPTH),
+            ")".repeat(DEPTH)
+        ),
+    );
+    write(
+        p,
+        "Lambdas.kt",
+        &format!("val f = {}1{}\n", "{ ".repeat(DEPTH), " }".repeat(DEPTH)),
+    );
+    write(
+        p,
+        "blocks.rs",
+        &format!("fn f() {}1{}\n", "{ ".repeat(DEPTH), " }".repeat(DEPTH)),
+    );
+    write(
+        p,
+        "closures.rs",
+        &format!("fn f() {{ let c = {}1; }}\n", "|| ".repeat(DEPTH)),
+    );
+    let v = check(p, 1);
+    let n = notices(&v);
+    for f in ["Calls.java", "Lambdas.kt", "blocks.rs"] {
+        assert!(
+            n.iter()
+                .any(|m| m.starts_with(f) && m.contains("nesting deeper than")),
+            "{f}: {n:?}"
+        );
+    }
+}
+
+#[test]
+fn binary_invalid_utf8_and_empty_files() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let mut bin: Vec<u8> = (0..4096u32).map(|i| (i * 7919 % 251) as u8).collect();
+    bin.push(0);
+    std::fs::write(p.join("Binary.java"), bin).unwrap();
+    std::fs::write(p.join("Latin1.kt"), b"fun f() { val s = \"caf\xe9\" }\n").unwrap();
+    std::fs::write(p.join("empty.rs"), b"").unwrap();
+    std::fs::write(p.join("Empty.java"), b"").unwrap();
+    let v = check(p, 2);
+    let errors: Vec<String> = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        errors.iter().any(|e| e.contains("binary file")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("not valid UTF-8")),
+        "{errors:?}"
+    );
+    assert_eq!(errors.len(), 2, "empty files are fine: {errors:?}");
+}
+
+#[test]
+fn crlf_and_bom_keep_columns_right() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let crlf = format!(
+        "\u{feff}{}",
+        GOOD.replace("Good", "Crlf").replace('\n', "\r\n")
+    );
+    write(p, "Crlf.java", &crlf);
+    write(p, "Good.java", GOOD);
+    let o = idemlint(p, &["check", "--format", "sarif"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = json(&o);
+    let regions: Vec<(String, u64, u64, u64)> = v["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let loc = &r["locations"][0]["physicalLocation"];
+            let reg = &loc["region"];
+            (
+                loc["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+                reg["startLine"].as_u64().unwrap(),
+                reg["startColumn"].as_u64().unwrap(),
+                reg["endColumn"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // `UUID.randomUUID()` starts at column 22 of line 7 in both files.
+    assert!(
+        regions.contains(&("Crlf.java".into(), 7, 22, 39)),
+        "{regions:?}"
+    );
+    assert!(
+        regions.contains(&("Good.java".into(), 7, 22, 39)),
+        "{regions:?}"
+    );
+    let snippet =
+        v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["snippet"]["text"]
+            .as_str()
+            .unwrap();
+    assert!(!snippet.contains('\r'), "{snippet:?}");
+}
+
+#[test]
+fn huge_files_are_bounded() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // 400k lines: over the per-file size limit, skipped with a notice.
+    let mut big = String::from("class Big {\n");
+    for i in 0..400_000 {
+        big.push_str(&format!("    int f{i}() {{ return {i}; }}\n"));
+    }
+    big.push_str("}\n");
+    write(p, "Big.java", &big);
+    // 120k short lines: under the limit, analysed.
+    let mut long = String::from("class Long {\n");
+    for i in 0..120_000 {
+        long.push_str(&format!("  int f{i};\n"));
+    }
+    long.push_str("}\n");
+    write(p, "Long.java", &long);
+    let v = check(p, 1);
+    let n = notices(&v);
+    assert!(
+        n.iter()
+            .any(|m| m.starts_with("Big.java") && m.contains("MiB limit")),
+        "{n:?}"
+    );
+    assert!(!n.iter().any(|m| m.starts_with("Long.java")), "{n:?}");
+}
+
+#[test]
+#[cfg(unix)]
+fn symlink_loops_and_unreadable_files() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::create_dir_all(p.join("loop")).unwrap();
+    std::os::unix::fs::symlink("..", p.join("loop/up")).unwrap();
+    std::os::unix::fs::symlink("nowhere/Missing.java", p.join("Dangling.java")).unwrap();
+    write(p, "Secret.java", GOOD.replace("Good", "Secret").as_str());
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        p.join("Secret.java"),
+        std::fs::Permissions::from_mode(0o000),
+    )
+    .unwrap();
+    // Root reads anything: then the file is simply checked.
+    let readable = std::fs::read(p.join("Secret.java")).is_ok();
+    let v = check(p, if readable { 1 } else { 2 });
+    if !readable {
+        let errors = v["errors"].to_string();
+        assert!(
+            errors.contains("Secret.java") && errors.contains("permission denied"),
+            "{errors}"
+        );
+    }
+    std::fs::set_permissions(
+        p.join("Secret.java"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+}
+
+#[test]
+fn grammar_gaps_are_still_analysed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let gap = GOOD.replace("Good", "Gap").replace(
+        "public Response intercept(Chain chain)",
+        "void log(String @Nullable ... args) {}\n    public Response intercept(Chain chain)",
+    );
+    write(p, "Gap.java", &gap);
+    let v = check(p, 1);
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == "Gap.java" && f["start"]["line"] == 8),
+        "{v}"
+    );
+    assert!(
+        notices(&v)
+            .iter()
+            .any(|m| m.starts_with("Gap.java") && m.contains("syntax errors"))
+    );
+}
