@@ -310,7 +310,7 @@ fn parse_unit(path: PathBuf, text: String, lang: facts::Lang) -> (Unit, Vec<Noti
                 line: 1,
                 message: format!(
                     "the parser gave up on this file (or it took longer than {} s); it was not analysed",
-                    lang::PARSE_BUDGET.as_secs()
+                    lang::parse_budget(src.text.len()).as_secs()
                 ),
             });
             facts::FileFacts::default()

@@ -264,3 +264,23 @@ fn grammar_gaps_are_still_analysed() {
             .any(|m| m.starts_with("Gap.java") && m.contains("syntax errors"))
     );
 }
+
+/// Found by fuzzing: 1.4 KB of mangled Kotlin sends the grammar's error recovery into minutes
+/// and gigabytes. The parse budget stops it with a notice.
+#[test]
+fn pathological_parse_is_bounded() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let slow = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile/slow_parse.kt"),
+    )
+    .unwrap();
+    std::fs::write(p.join("Slow.kt"), slow).unwrap();
+    let v = check(p, 1);
+    assert!(
+        notices(&v)
+            .iter()
+            .any(|m| m.starts_with("Slow.kt") && m.contains("parser gave up")),
+        "{v}"
+    );
+}
