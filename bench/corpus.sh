@@ -157,7 +157,7 @@ $REPOS
 EOF
   fi
   if [ "$got" = 0 ]; then
-    echo "corpus: no repository available; generating $gen_files files" >&2
+    if [ "$generated" = 1 ]; then echo "corpus: generating $gen_files files" >&2; else echo "corpus: no repository available; generating $gen_files files" >&2; fi
     python3 "$here/gen_corpus.py" --out "$tmp/generated" --files "$gen_files"
     echo "generated seed=1 gen_corpus.py $(measure "$tmp/generated")" >> "$manifest"
   fi
