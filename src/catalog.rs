@@ -50,7 +50,7 @@ pub struct Money {
     pub objects: Vec<String>,
     pub never_with: Vec<String>,
     pub first_verbs: Vec<String>,
-    pub capture_exclusions: Vec<String>,
+    pub first_verb_objects: Vec<String>,
     pub not_first: Vec<String>,
     pub sdk_types: Vec<String>,
     pub sdk_services: Vec<String>,

@@ -20,10 +20,13 @@ pub struct Loc {
 pub enum Reach {
     Nothing,
     Guarded(Loc),
-    /// Money moves: where, and the calls leading there (outermost first).
+    /// Money moves: where, and the calls leading there (outermost first). `by_name`: known
+    /// only from the called method's name (`chargeCustomer`), not from an SDK call or a POST to
+    /// a payment endpoint; such evidence is followed only a few calls deep.
     Money {
         at: Loc,
         path: Vec<Loc>,
+        by_name: bool,
     },
 }
 
@@ -34,6 +37,8 @@ impl Reach {
 }
 
 const MAX_DEPTH: usize = 24;
+/// How many project calls deep a money-like *name* still counts as money moving.
+const MAX_NAME_DEPTH: usize = 3;
 
 impl<'p> Coord<'p> {
     /// The first guard or money event of calling `f` (memoised; cycles give `Nothing`).
@@ -354,6 +359,15 @@ impl<'p> Coord<'p> {
         Reach::Money {
             at: self.loc(at, span),
             path,
+            by_name: false,
+        }
+    }
+
+    fn money_by_name(&self, at: FnRef, span: Span) -> Reach {
+        Reach::Money {
+            at: self.loc(at, span),
+            path: Vec::new(),
+            by_name: true,
         }
     }
 
@@ -405,8 +419,11 @@ impl<'p> Coord<'p> {
                 return None;
             }
         }
-        if self.is_money_call(receiver, name, args) {
+        if self.is_sdk_money_call(receiver, name, args) {
             return Some(self.money(at, e.span, Vec::new()));
+        }
+        if self.is_money_call(receiver, name, args) {
+            return Some(self.money_by_name(at, e.span));
         }
         None
     }
@@ -444,9 +461,24 @@ impl<'p> Coord<'p> {
                 continue;
             }
             match self.reach_fn(t) {
-                Reach::Money { at: m, mut path } => {
+                // A money-like name far down a call chain (a framework's `captureAll()` seven
+                // calls below) is not evidence that this code moves money.
+                Reach::Money {
+                    by_name: true,
+                    path,
+                    ..
+                } if path.len() >= MAX_NAME_DEPTH => {}
+                Reach::Money {
+                    at: m,
+                    mut path,
+                    by_name,
+                } => {
                     path.insert(0, self.loc(at, span));
-                    return Some(Reach::Money { at: m, path });
+                    return Some(Reach::Money {
+                        at: m,
+                        path,
+                        by_name,
+                    });
                 }
                 Reach::Guarded(g) => guarded = Some(Reach::Guarded(g)),
                 Reach::Nothing => {}
@@ -521,7 +553,7 @@ impl<'p> Coord<'p> {
     }
 
     /// A money-moving call the analysis cannot look into: by name, a Stripe-style SDK.
-    pub fn is_money_call(
+    pub fn is_sdk_money_call(
         &self,
         receiver: Option<&Expr>,
         name: &str,
@@ -576,7 +608,52 @@ impl<'p> Coord<'p> {
                 }
             }
         }
-        is_money_name(self.cat, name)
+        false
+    }
+
+    /// A money-moving call the analysis cannot look into: an SDK call, or by its name.
+    pub fn is_money_call(
+        &self,
+        receiver: Option<&Expr>,
+        name: &str,
+        args: &[crate::facts::Arg],
+    ) -> bool {
+        let m = &self.cat.coord.money;
+        if m.sdk_services.iter().any(|s| s == name) && args.is_empty() {
+            // `client.charges()`: an accessor.
+            return false;
+        }
+        // Mockito's `argumentCaptor.capture()`.
+        if receiver
+            .and_then(|r| r.path_text())
+            .is_some_and(|p| p.to_ascii_lowercase().contains("captor"))
+        {
+            return false;
+        }
+        self.is_sdk_money_call(receiver, name, args) || {
+            // Builder setters (`Metadata.builder().chargeAmount(..)`) set fields.
+            let mut cur = receiver.map(super::peel);
+            let mut builder = false;
+            while let Some(x) = cur {
+                match &x.kind {
+                    ExprKind::Call { name, receiver, .. } => {
+                        if matches!(
+                            name.as_str(),
+                            "builder" | "newBuilder" | "toBuilder" | "Builder"
+                        ) {
+                            builder = true;
+                        }
+                        cur = receiver.as_deref().map(super::peel);
+                    }
+                    ExprKind::New { ty, .. } if ty.ends_with("Builder") => {
+                        builder = true;
+                        cur = None;
+                    }
+                    _ => cur = None,
+                }
+            }
+            !builder && is_money_name(self.cat, name)
+        }
     }
 
     pub(crate) fn is_local_lock_pub(

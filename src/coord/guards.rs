@@ -179,7 +179,7 @@ impl<'p> Coord<'p> {
             .collect();
         let money = self.reach_exprs(items.clone(), None);
         let (money_pos, money_span) = match &money {
-            Reach::Money { at: m, path } => {
+            Reach::Money { at: m, path, .. } => {
                 let s = path.first().map(|p| p.span).unwrap_or(m.span);
                 (s.start, s)
             }

@@ -66,7 +66,7 @@ pub fn is_money_name(cat: &Catalog, name: &str) -> bool {
         return true;
     }
     if has(&m.first_verbs, first) {
-        return !(first == "capture" && w.iter().any(|x| has(&m.capture_exclusions, x)));
+        return w.len() == 1 || w[1..].iter().any(|x| has(&m.first_verb_objects, x));
     }
     has(&m.actions, first) && w[1..].iter().any(|x| has(&m.objects, x))
 }
@@ -173,7 +173,9 @@ mod tests {
             "markBilled",
             "billingPeriod",
             "captureException",
+            "captureAll",
             "transferTo",
+            "transferAll",
             "payload",
             "ChargeRequest",
             "createSetupIntent",

@@ -16,7 +16,10 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
             continue;
         }
         let reach = co.job_reach(&job);
-        let Reach::Money { at: money, path } = reach else {
+        let Reach::Money {
+            at: money, path, ..
+        } = reach
+        else {
             continue;
         };
         let mut labels = Vec::new();
