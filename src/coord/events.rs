@@ -223,7 +223,6 @@ impl<'p> Coord<'p> {
 
     /// Is `e` itself a guard or money event (or a call whose callee decides)?
     fn event(&self, at: FnRef, e: &'p Expr) -> Option<Reach> {
-        let cat = self.cat;
         match &e.kind {
             ExprKind::Str(s) => self.sql_event(at, e.span, s),
             // SQL split over concatenated literals: `"INSERT .. " + "ON CONFLICT DO NOTHING"`.
@@ -259,17 +258,9 @@ impl<'p> Coord<'p> {
                 if n.chars()
                     .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
                     && let Some(v) = self.const_text(at, e)
+                    && self.sql_lock_word(&v).is_some()
                 {
-                    let low = v.to_ascii_lowercase();
-                    if cat
-                        .coord
-                        .locks
-                        .sql_locks
-                        .iter()
-                        .any(|k| low.contains(k.as_str()))
-                    {
-                        return Some(Reach::Guarded(self.loc(at, e.span)));
-                    }
+                    return Some(Reach::Guarded(self.loc(at, e.span)));
                 }
                 None
             }
@@ -299,12 +290,24 @@ impl<'p> Coord<'p> {
         }
     }
 
+    /// The catalogue's SQL lock word in `text` (`pg_try_advisory_lock`, `skip locked`), if any.
+    pub fn sql_lock_word(&self, text: &str) -> Option<&'p str> {
+        let low = text.to_ascii_lowercase();
+        self.cat
+            .coord
+            .locks
+            .sql_locks
+            .iter()
+            .find(|k| low.contains(k.as_str()))
+            .map(|k| k.as_str())
+    }
+
     /// SQL text that locks (advisory locks, `SKIP LOCKED`) or, when its result is tested,
     /// claims (`INSERT .. ON CONFLICT DO NOTHING`, `UPDATE .. WHERE status = 'PENDING'`).
     fn sql_event(&self, at: FnRef, span: Span, text: &str) -> Option<Reach> {
         let locks = &self.cat.coord.locks;
         let low = text.to_ascii_lowercase();
-        if locks.sql_locks.iter().any(|k| low.contains(k.as_str())) {
+        if self.sql_lock_word(text).is_some() {
             return Some(Reach::Guarded(self.loc(at, span)));
         }
         let insert = low.contains("insert") || low.contains("merge");
@@ -490,15 +493,7 @@ impl<'p> Coord<'p> {
     /// `@Query("SELECT .. FOR UPDATE SKIP LOCKED")` on a repository method.
     fn annotation_locks(&self, a: &crate::facts::Annotation) -> bool {
         a.args.iter().any(|x| match &x.value.kind {
-            ExprKind::Str(s) => {
-                let low = s.to_ascii_lowercase();
-                self.cat
-                    .coord
-                    .locks
-                    .sql_locks
-                    .iter()
-                    .any(|k| low.contains(k.as_str()))
-            }
+            ExprKind::Str(s) => self.sql_lock_word(s).is_some(),
             ExprKind::Field { name, .. } | ExprKind::Name(name) => name.starts_with("PESSIMISTIC"),
             _ => false,
         })

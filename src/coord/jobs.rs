@@ -253,18 +253,21 @@ impl<'p> Coord<'p> {
                         .type_in(at, r)
                         .is_some_and(|t| s.types.contains(&t))
             });
-        if periodic || hinted {
+        let timer_job = |how: String, out: &mut Vec<Job<'p>>| {
             let entries = self.task_args(at, args);
             if !entries.is_empty() {
                 out.push(Job {
                     report: (at.unit, c.span),
                     at,
-                    how: format!("`{name}`"),
+                    how,
                     why: TIMER_WHY,
                     entries,
                     entry_fns: Vec::new(),
                 });
             }
+        };
+        if periodic || hinted {
+            timer_job(format!("`{name}`"), out);
             return;
         }
         // tokio-cron-scheduler: `Job::new_async("0 0 * * * *", |id, l| Box::pin(async move { .. }))`.
@@ -276,17 +279,7 @@ impl<'p> Coord<'p> {
                 .iter()
                 .any(|a| matches!(a.value.kind, ExprKind::Str(_)))
         {
-            let entries = self.task_args(at, args);
-            if !entries.is_empty() {
-                out.push(Job {
-                    report: (at.unit, c.span),
-                    at,
-                    how: format!("`Job::{name}`"),
-                    why: TIMER_WHY,
-                    entries,
-                    entry_fns: Vec::new(),
-                });
-            }
+            timer_job(format!("`Job::{name}`"), out);
             return;
         }
         // `launch { while (..) { ..; delay(..) } }`, `tokio::spawn(async move { loop { tick } })`.

@@ -266,6 +266,7 @@ impl<'p> Coord<'p> {
                 && let ExprKind::Str(s) = &x.kind
             {
                 let low = s.to_ascii_lowercase();
+                // The keyed subset of the catalogue's `sql_locks` (`SKIP LOCKED` has no key).
                 for k in [
                     "pg_try_advisory_xact_lock",
                     "pg_try_advisory_lock",
