@@ -164,28 +164,45 @@ check_quiet() {
   done
   if [ "$busy" -gt 10 ]; then
     log "  warning: machine busy before the run ($busy% CPU): the times are skewed"
-    BUSY_NOTE="machine $busy% busy before run"
+    case "$BUSY_NOTE" in *"busy before"*) ;; *) BUSY_NOTE="${BUSY_NOTE:+$BUSY_NOTE; }machine $busy% busy before a run" ;; esac
   fi
 }
 
 # time_cmd NAME DIR CMD...: run CMD in DIR $runs times; stdout/stderr to $outdir/NAME.{out,err}.
 # Sets T_WALL (median seconds), T_RSS (max KiB), T_RC (last exit code).
+cpu_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 time_cmd() {
-  local name=$1 dir=$2 i walls="" rss=0 line w m
+  local name=$1 dir=$2 i walls="" rss=0 line w m u sy j0 j1 foreign worst=0 tries
   shift 2
   T_RC=0
   BUSY_NOTE=""
   for i in $(seq 1 "$runs"); do
-    check_quiet
-    (cd "$dir" && /usr/bin/time -f "%e %M" -o "$outdir/$name.time" "$@" \
-        > "$outdir/$name.out" 2> "$outdir/$name.err")
-    T_RC=$?
-    line=$(tail -n 1 "$outdir/$name.time")
-    w=${line% *}; m=${line#* }
+    tries=0
+    while :; do
+      check_quiet
+      j0=$(cpu_jiffies)
+      (cd "$dir" && /usr/bin/time -f "%e %M %U %S" -o "$outdir/$name.time" "$@" \
+          > "$outdir/$name.out" 2> "$outdir/$name.err")
+      T_RC=$?
+      j1=$(cpu_jiffies)
+      read -r w m u sy < <(tail -n 1 "$outdir/$name.time")
+      # CPU that other processes used while this ran, in % of the machine (jiffies = 1/100 s)
+      foreign=$(awk -v j="$((j1 - j0))" -v u="$u" -v s="$sy" -v w="$w" -v n="$(nproc)" \
+        'BEGIN { f = (j / 100 - u - s) / (w * n + 0.01) * 100; print (f < 0) ? 0 : int(f + 0.5) }')
+      log "  $name run $i: ${w}s, $((m / 1024)) MiB, exit $T_RC, other processes ${foreign}% CPU"
+      # a run that shared the machine is run again (twice at most) when waiting is allowed
+      if [ "$foreign" -gt 10 ] && [ "$wait_quiet" -gt 0 ] && [ "$tries" -lt 2 ]; then
+        tries=$((tries + 1)); log "  (run again: the machine was shared)"; continue
+      fi
+      break
+    done
+    [ "$foreign" -gt "$worst" ] && worst=$foreign
     walls="$walls $w"
     [ "$m" -gt "$rss" ] && rss=$m
-    log "  $name run $i: ${w}s, $((m / 1024)) MiB, exit $T_RC"
   done
+  if [ "$worst" -gt 10 ]; then
+    BUSY_NOTE="${BUSY_NOTE:+$BUSY_NOTE; }other processes used up to ${worst}% CPU during a run"
+  fi
   T_WALL=$(printf '%s\n' $walls | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
   T_RSS=$rss
 }
