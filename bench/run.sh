@@ -354,7 +354,7 @@ if [ "$scale" = 1 ]; then
   python3 - "${results[@]}" <<'EOF' | tee -a "$report"
 import sys
 rows = [r.split("|") for r in sys.argv[1:]]
-print("| scale | files | lines | MB | idemlint ALL s | MB/s | s per 1x | peak RSS MiB | parse floor s | floor RSS MiB | note |")
+print("| scale | corpus files | lines | MB | idemlint ALL s | MB/s | s per 1x | peak RSS MiB | parse floor s | floor RSS MiB | note |")
 print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 base = None
 for k, files, lines, size, aw, am, pw, pm, note in rows:
