@@ -131,29 +131,23 @@ impl<'p> Coord<'p> {
             // scope functions) as far as ordering goes.
             let start = stack.len();
             match &e.kind {
-                ExprKind::Lambda(id) => {
-                    let lf = FnRef {
+                ExprKind::Lambda(id) => stack.extend(super::body_exprs(
+                    self.p,
+                    FnRef {
                         unit: at.unit,
                         f: *id,
-                    };
-                    for s in &self.p.func(lf).body {
-                        for x in super::stmt_exprs(s) {
-                            stack.push((lf, x));
-                        }
-                    }
-                }
+                    },
+                )),
                 ExprKind::New { body: Some(t), .. } | ExprKind::Object(t) => {
                     let ty = &self.p.units[at.unit].facts.types[*t];
                     for &m in &ty.methods {
-                        let mf = FnRef {
-                            unit: at.unit,
-                            f: m,
-                        };
-                        for s in &self.p.func(mf).body {
-                            for x in super::stmt_exprs(s) {
-                                stack.push((mf, x));
-                            }
-                        }
+                        stack.extend(super::body_exprs(
+                            self.p,
+                            FnRef {
+                                unit: at.unit,
+                                f: m,
+                            },
+                        ));
                     }
                 }
                 _ => e.for_each_child(|c| stack.push((at, c))),
@@ -196,17 +190,13 @@ impl<'p> Coord<'p> {
                 ));
             }
             match &e.kind {
-                ExprKind::Lambda(id) => {
-                    let lf = FnRef {
+                ExprKind::Lambda(id) => stack.extend(super::body_exprs(
+                    self.p,
+                    FnRef {
                         unit: at.unit,
                         f: *id,
-                    };
-                    for s in &self.p.func(lf).body {
-                        for x in super::stmt_exprs(s) {
-                            stack.push((lf, x));
-                        }
-                    }
-                }
+                    },
+                )),
                 _ => e.for_each_child(|c| stack.push((at, c))),
             }
         }

@@ -575,15 +575,13 @@ fn self_loc(co: &Coord, f: FnRef, x: &Expr) -> Loc {
 }
 
 fn push_lambda<'p>(co: &Coord<'p>, f: FnRef, id: usize, out: &mut Vec<(FnRef, &'p Expr)>) {
-    let lf = FnRef {
-        unit: f.unit,
-        f: id,
-    };
-    for s in &co.p.func(lf).body {
-        for x in super::stmt_exprs(s) {
-            out.push((lf, x));
-        }
-    }
+    out.extend(super::body_exprs(
+        co.p,
+        FnRef {
+            unit: f.unit,
+            f: id,
+        },
+    ));
 }
 
 fn find_expr(func: &crate::facts::Function, span: crate::facts::Span) -> Option<&Expr> {

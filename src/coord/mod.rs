@@ -279,6 +279,15 @@ pub fn stmt_span(s: &Stmt) -> Option<Span> {
     }
 }
 
+/// The top-level expressions of function `f`'s body, each with `f` (to push onto a walk stack).
+pub fn body_exprs(p: &Project, f: FnRef) -> impl Iterator<Item = (FnRef, &Expr)> {
+    p.func(f)
+        .body
+        .iter()
+        .flat_map(stmt_exprs)
+        .map(move |x| (f, x))
+}
+
 /// Expressions of a statement.
 pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
     match s {
