@@ -42,6 +42,17 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
 
 /// Is this file a service configuration the rules read (`application.yml`,
 /// `application-prod.properties`, `quartz.properties`)?
+/// A build-output or vendored directory (`target`, `build`, …) that is skipped — unless it
+/// sits inside a source tree, where the same names are ordinary packages
+/// (`src/main/java/org/springframework/aop/target`).
+fn skipped_dir(rel: &Path) -> bool {
+    let mut parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+    let Some(name) = parts.pop() else {
+        return false;
+    };
+    SKIP_DIRS.contains(&name) && !parts.contains(&"src")
+}
+
 pub fn is_config_file(path: &Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return false;
@@ -86,6 +97,7 @@ pub fn discover_all(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>, Vec<(
             }
             continue;
         }
+        let walk_root = root.clone();
         let walker = ignore::WalkBuilder::new(root)
             .hidden(true)
             .git_ignore(true)
@@ -95,13 +107,10 @@ pub fn discover_all(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>, Vec<(
             .parents(true)
             .require_git(false)
             .follow_links(false)
-            .filter_entry(|e| {
+            .filter_entry(move |e| {
                 e.depth() == 0
                     || !e.file_type().is_some_and(|t| t.is_dir())
-                    || !e
-                        .file_name()
-                        .to_str()
-                        .is_some_and(|n| SKIP_DIRS.contains(&n))
+                    || !skipped_dir(e.path().strip_prefix(&walk_root).unwrap_or(e.path()))
             })
             .build();
         for entry in walker {
@@ -205,6 +214,19 @@ pub fn is_test_path(rel: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn build_dirs_are_skipped_outside_source_trees_only() {
+        assert!(skipped_dir(Path::new("target")));
+        assert!(skipped_dir(Path::new("app/build")));
+        assert!(skipped_dir(Path::new("services/pay/node_modules")));
+        assert!(!skipped_dir(Path::new(
+            "spring-aop/src/main/java/org/springframework/aop/target"
+        )));
+        assert!(!skipped_dir(Path::new("src/main/kotlin/com/acme/out")));
+        assert!(!skipped_dir(Path::new("crates/core/src/build")));
+        assert!(!skipped_dir(Path::new("app/buildSrc")));
+    }
 
     #[test]
     fn test_paths() {

@@ -578,3 +578,37 @@ fn pre_commit_hook_is_declared() {
         assert!(hooks.contains(needle), "{needle}");
     }
 }
+
+#[test]
+fn packages_named_like_build_directories_are_scanned() {
+    // `target`, `build` and `out` are build output at a project's top, but ordinary Java
+    // packages inside a source tree (spring-aop has `org/springframework/aop/target`).
+    let d = tempfile::tempdir().unwrap();
+    for pkg in ["target", "build", "out"] {
+        write(
+            d.path(),
+            &format!("src/main/java/com/acme/{pkg}/Keys.java"),
+            &BAD.replace("com.acme.pay", &format!("com.acme.{pkg}")),
+        );
+    }
+    write(d.path(), "target/classes/Keys.java", BAD);
+    write(d.path(), "build/generated/Keys.java", BAD);
+    let o = run(d.path(), &["check", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+    let v = json(&o);
+    let mut files: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().replace('\\', "/"))
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "src/main/java/com/acme/build/Keys.java",
+            "src/main/java/com/acme/out/Keys.java",
+            "src/main/java/com/acme/target/Keys.java"
+        ]
+    );
+}
