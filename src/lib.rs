@@ -339,10 +339,19 @@ fn finish(
     if opts.parse_only {
         return;
     }
+    let timings = std::env::var_os("IDEMLINT_TIMINGS").is_some();
+    let clock = std::time::Instant::now();
+    let lap = |what: &str| {
+        if timings {
+            eprintln!("timing: {what} at {:.3} s", clock.elapsed().as_secs_f64());
+        }
+    };
     let mut project = Project::new(ok);
     project.config_texts = config_texts;
+    lap("index");
     let cat = catalog::Catalog::extended(&opts.config.catalog);
     let ctx = rules::Ctx::new(&project, cat);
+    lap("scopes");
     let mut findings: Vec<Finding> = (0..project.units.len())
         .into_par_iter()
         .map_init(
@@ -355,7 +364,9 @@ fn finish(
         )
         .flatten()
         .collect();
+    lap("file rules");
     rules::check_project(&ctx, &opts.selection, &mut findings);
+    lap("project rules");
     // One finding per expression: a value that IDEM001 already reports through the helper
     // call that makes it is not reported again by the pedantic IDEM008.
     let claimed: std::collections::HashSet<(usize, Span)> = findings

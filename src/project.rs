@@ -31,7 +31,7 @@ pub struct Index {
     fns_by_name: HashMap<String, Vec<FnRef>>,
     /// (owner type simple name, method name) -> methods; a companion object's methods are
     /// also filed under the enclosing type.
-    methods_by_owner: HashMap<(String, String), Vec<FnRef>>,
+    methods_by_owner: HashMap<String, HashMap<String, Vec<FnRef>>>,
     /// (unit, function name) -> functions of that file.
     fns_by_unit: HashMap<(usize, String), Vec<FnRef>>,
     types_by_name: HashMap<String, Vec<TypeRef>>,
@@ -55,6 +55,8 @@ pub struct Project {
     supers: Vec<Vec<Vec<String>>>,
     /// Supertype simple name -> simple names of project types below it, transitively.
     subtypes: HashMap<String, Vec<String>>,
+    /// The same, as subtype -> position in that list (for types with many subtypes).
+    subtype_pos: HashMap<String, HashMap<String, usize>>,
     /// Field or file-level binding name -> where it is declared: (unit, owning type or `None`
     /// for a file-level binding, index in that list).
     fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>>,
@@ -87,6 +89,7 @@ impl Project {
             children,
             supers: Vec::new(),
             subtypes: HashMap::new(),
+            subtype_pos: HashMap::new(),
             config_texts: Vec::new(),
             fields_by_name: HashMap::new(),
         };
@@ -138,6 +141,13 @@ impl Project {
                 }
             }
         }
+        project.subtype_pos = subtypes
+            .iter()
+            .map(|(k, v)| {
+                let pos = v.iter().enumerate().map(|(i, s)| (s.clone(), i)).collect();
+                (k.clone(), pos)
+            })
+            .collect();
         project.subtypes = subtypes;
         project
     }
@@ -176,22 +186,39 @@ impl Project {
     /// extends / implements it (an override or implementation may be what runs).
     pub fn resolve_on_type(&self, ty: &str, name: &str, arity: usize) -> Vec<FnRef> {
         let mut out: Vec<FnRef> = Vec::new();
-        let mut add = |owner: &str| {
-            if let Some(v) = self
-                .index
-                .methods_by_owner
-                .get(&(owner.to_string(), name.to_string()))
-            {
-                for &r in v {
-                    if self.arity_ok(r, arity) && !out.contains(&r) {
-                        out.push(r);
-                    }
+        let Some(by_owner) = self.index.methods_by_owner.get(name) else {
+            return out;
+        };
+        let subs: &[String] = self.subtypes.get(ty).map_or(&[], |v| v.as_slice());
+        let mut add = |v: &Vec<FnRef>| {
+            for &r in v {
+                if self.arity_ok(r, arity) && !out.contains(&r) {
+                    out.push(r);
                 }
             }
         };
-        add(ty);
-        for sub in self.subtypes.get(ty).into_iter().flatten() {
-            add(sub);
+        if let Some(v) = by_owner.get(ty) {
+            add(v);
+        }
+        // A widely implemented type (`Runnable`, `Exception`) has many subtypes but few of
+        // them declare this method: walk whichever side is smaller.
+        if subs.len() <= by_owner.len() {
+            for sub in subs {
+                if let Some(v) = by_owner.get(sub.as_str()) {
+                    add(v);
+                }
+            }
+        } else {
+            // Keep the order of `subtypes` (the order callers see results in).
+            let pos = &self.subtype_pos[ty];
+            let mut hits: Vec<(usize, &Vec<FnRef>)> = by_owner
+                .iter()
+                .filter_map(|(o, v)| pos.get(o.as_str()).map(|&i| (i, v)))
+                .collect();
+            hits.sort_by_key(|h| h.0);
+            for (_, v) in hits {
+                add(v);
+            }
         }
         out
     }
@@ -445,7 +472,9 @@ impl Index {
                     }
                     for owner in owners {
                         self.methods_by_owner
-                            .entry((owner.to_string(), name.clone()))
+                            .entry(name.clone())
+                            .or_default()
+                            .entry(owner.to_string())
                             .or_default()
                             .push(r);
                     }

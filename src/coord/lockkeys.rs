@@ -33,13 +33,102 @@ impl<'p> Coord<'p> {
     pub fn lock_keys(&self) -> Vec<LockKey<'p>> {
         let mut out = Vec::new();
         let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::new();
+        let helpers = self.lock_helper_names();
         for (u, unit) in self.p.units.iter().enumerate() {
             for f in 0..unit.facts.functions.len() {
                 let at = FnRef { unit: u, f };
-                self.keys_in(at, &mut out, &mut memo, 0);
+                self.keys_in(at, &mut out, &mut memo, &helpers, 0);
             }
         }
         out
+    }
+
+    /// Names of project functions that may put a parameter into a lock key: their body (or a
+    /// lambda in it) has a call [`Self::keys_in`] reports, or calls such a function. Calls to
+    /// any other name cannot be lock helpers, so they are not resolved (the resolution is the
+    /// costly part of this rule on large trees). A superset: false members only cost time.
+    fn lock_helper_names(&self) -> HashSet<&'p str> {
+        let p: &'p crate::project::Project = self.p;
+        let key_calls = &self.cat.coord.locks.key_calls;
+        // (names a call may reach the function by, call names in it). A named function is
+        // reached by its name; a lambda by the local, field or file-level value holding it
+        // (see `Project::lambda_bound_to`); other lambdas run inside their named function.
+        let mut calls_of: Vec<(Vec<&'p str>, Vec<&'p str>)> = Vec::new();
+        let mut names: HashSet<&'p str> = HashSet::new();
+        for (u, unit) in p.units.iter().enumerate() {
+            let mut held: Option<HashMap<usize, Vec<&'p str>>> = None;
+            for (f, func) in unit.facts.functions.iter().enumerate() {
+                if !func.has_body {
+                    continue;
+                }
+                let via: Vec<&'p str> = match func.name.as_deref() {
+                    Some(n) => vec![n],
+                    None => held
+                        .get_or_insert_with(|| lambda_holders(unit))
+                        .get(&f)
+                        .cloned()
+                        .unwrap_or_default(),
+                };
+                if via.is_empty() {
+                    continue;
+                }
+                let mut direct = false;
+                let mut calls: Vec<&'p str> = Vec::new();
+                for g in p.with_nested(FnRef { unit: u, f }) {
+                    walk_stmts(&p.func(g).body, &mut |e| {
+                        let (c, args) = match &e.kind {
+                            ExprKind::Call { name, args, .. } | ExprKind::Macro { name, args } => {
+                                (name.as_str(), args)
+                            }
+                            ExprKind::New { ty, args, .. } => (simple_name(ty), args),
+                            // Advisory-lock SQL (also what `.bind(..)` keys hang off), and the
+                            // "NX" of a redis-rs `cmd("SET")` chain.
+                            ExprKind::Str(s) => {
+                                let low = s.to_ascii_lowercase();
+                                direct |= low == "nx"
+                                    || ["advisory", "get_lock(", "sp_getapplock"]
+                                        .iter()
+                                        .any(|k| low.contains(k));
+                                return;
+                            }
+                            _ => return,
+                        };
+                        // A lock call with its key argument (`mutex.lock()` has none, nor
+                        // has `mutex.withLock { .. }`), or a Redis `set(key, value, ..nx..)`.
+                        direct |= key_calls.iter().any(|(k, _)| k == c)
+                            && args
+                                .iter()
+                                .take(2)
+                                .any(|a| !matches!(a.value.kind, ExprKind::Lambda(_)))
+                            || c == "set"
+                                && args.len() >= 3
+                                && args[2..].iter().any(|a| mentions_nx(&a.value));
+                        // A helper's key parameter maps to an argument: calls without any
+                        // cannot pass a key through.
+                        if !args.is_empty() {
+                            calls.push(c);
+                        }
+                    });
+                }
+                if direct {
+                    names.extend(via);
+                } else {
+                    calls_of.push((via, calls));
+                }
+            }
+        }
+        // `keys_in` follows helpers three calls deep and the innermost must have a lock call
+        // of its own, so a call at the top can only reach a lock key through functions at most
+        // two helper levels above one with a lock call.
+        for _ in 0..2 {
+            let next: Vec<&'p str> = calls_of
+                .iter()
+                .filter(|(_, calls)| calls.iter().any(|c| names.contains(c)))
+                .flat_map(|(via, _)| via.iter().copied())
+                .collect();
+            names.extend(next);
+        }
+        names
     }
 
     /// Lock keys in `at` (with project helpers' key parameters resolved to arguments).
@@ -48,6 +137,7 @@ impl<'p> Coord<'p> {
         at: FnRef,
         out: &mut Vec<LockKey<'p>>,
         memo: &mut HashMap<(FnRef, u32), Vec<usize>>,
+        helpers: &HashSet<&'p str>,
         depth: u32,
     ) {
         let func = self.p.func(at);
@@ -120,7 +210,16 @@ impl<'p> Coord<'p> {
                 continue;
             }
             // Project helpers that put a parameter into a lock key.
-            if let ExprKind::Call { .. } = &e.kind {
+            if let ExprKind::Call { .. } = &e.kind
+                && (helpers.contains(name)
+                    || self
+                        .cat
+                        .coord
+                        .locks
+                        .key_calls
+                        .iter()
+                        .any(|(k, _)| k == name))
+            {
                 let targets = self.flow.call_targets(at, receiver, name, args);
                 let with_body: Vec<FnRef> = targets
                     .into_iter()
@@ -129,7 +228,7 @@ impl<'p> Coord<'p> {
                 if !with_body.is_empty() {
                     if depth < 3 {
                         for t in with_body {
-                            for j in self.lock_key_params(t, memo, depth + 1) {
+                            for j in self.lock_key_params(t, memo, helpers, depth + 1) {
                                 if let Some(a) = super::param_to_arg(self.p, t, receiver, j)
                                     .and_then(|j| args.get(j))
                                 {
@@ -227,6 +326,7 @@ impl<'p> Coord<'p> {
         &self,
         f: FnRef,
         memo: &mut HashMap<(FnRef, u32), Vec<usize>>,
+        helpers: &HashSet<&'p str>,
         depth: u32,
     ) -> Vec<usize> {
         if let Some(v) = memo.get(&(f, depth)) {
@@ -241,7 +341,7 @@ impl<'p> Coord<'p> {
             .collect();
         let mut keys = Vec::new();
         for g in self.p.with_nested(f) {
-            self.keys_in(g, &mut keys, memo, depth);
+            self.keys_in(g, &mut keys, memo, helpers, depth);
         }
         let mut out = Vec::new();
         for k in &keys {
@@ -427,4 +527,40 @@ fn mentions_nx(e: &Expr) -> bool {
         _ => {}
     });
     yes
+}
+
+/// Lambdas held by a local, field or file-level value of `unit` (directly, or wrapped in a
+/// SAM constructor or cast): lambda -> holder names.
+fn lambda_holders<'a>(unit: &'a crate::project::Unit) -> HashMap<usize, Vec<&'a str>> {
+    let mut out: HashMap<usize, Vec<&'a str>> = HashMap::new();
+    let mut add = |b: &'a crate::facts::Binding| {
+        let Some(init) = b.init.as_ref() else {
+            return;
+        };
+        let id = match &init.kind {
+            ExprKind::Lambda(id) => Some(*id),
+            ExprKind::Call { args, .. } if args.len() == 1 => match &args[0].value.kind {
+                ExprKind::Lambda(id) => Some(*id),
+                _ => None,
+            },
+            ExprKind::Cast { expr, .. } => match &expr.kind {
+                ExprKind::Lambda(id) => Some(*id),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(id) = id {
+            out.entry(id).or_default().push(&b.name);
+        }
+    };
+    let facts = &unit.facts;
+    let mut all: Vec<&'a crate::facts::Binding> = facts.globals.iter().collect();
+    all.extend(facts.types.iter().flat_map(|t| t.fields.iter()));
+    for g in &facts.functions {
+        crate::flow::walk_lets(&g.body, &mut |b| all.push(b));
+    }
+    for b in all {
+        add(b);
+    }
+    out
 }

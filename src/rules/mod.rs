@@ -328,17 +328,30 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     interceptors.sort();
     // POSTs are money events for the scheduler and guard rules too.
     let want_posts = want("IDEM004") || want("IDEM005") || want("IDEM007");
+    let timings = std::env::var_os("IDEMLINT_TIMINGS").is_some();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |what: &str| {
+        if timings {
+            eprintln!("timing:   {what} {:.3} s", clock.elapsed().as_secs_f64());
+            clock = std::time::Instant::now();
+        }
+    };
     let co = crate::coord::Coord::new(ctx.p, ctx.cat, &interceptors, want_posts);
+    lap("coord setup (POST sites)");
     if want("IDEM004") {
         scheduler_lock::check(ctx, &co, out);
+        lap("IDEM004");
     }
     if want("IDEM005") {
         check_then_act::check(ctx, &co, out);
+        lap("IDEM005");
     }
     if want("IDEM006") {
         unstable_lock_key::check(ctx, &co, out);
+        lap("IDEM006");
     }
     if want("IDEM007") {
         payment_post::check(ctx, &co, out);
+        lap("IDEM007");
     }
 }
