@@ -530,6 +530,13 @@ impl<'p> Flow<'p> {
     }
 
     /// Does calling `f` put a fresh value into a key sink (in `f` or in lambdas written in it)?
+    /// The project's [`crate::gate::SinkGate`].
+    pub fn sink_gate(&self) -> &'p crate::gate::SinkGate {
+        let p: &'p Project = self.p;
+        p.sink_gate
+            .get_or_init(|| crate::gate::SinkGate::compute(p, self.cat))
+    }
+
     pub fn sets_fresh_key(&self, f: FnRef) -> Option<Taint> {
         self.summary(f, SETS_KEY, |flow, f| {
             flow.p.with_nested(f).into_iter().find_map(|g| {
@@ -1734,27 +1741,37 @@ impl<'f, 'p> Ev<'f, 'p> {
                 }
                 self.param_sinks(receiver.as_deref(), name, args, out);
                 // Helpers that put a fresh key in a sink themselves.
-                let rt = receiver.as_deref().and_then(|r| self.receiver_type(r));
-                let inner = self
-                    .flow
-                    .callee_summary(
-                        self.at,
-                        receiver.as_deref(),
-                        rt.as_deref(),
-                        name,
-                        args,
-                        |f, c| f.sets_fresh_key(c),
-                    )
+                let var = match (receiver.as_deref().map(|r| &r.kind), name.as_str()) {
+                    (Some(ExprKind::Name(v)), "get" | "invoke" | "call" | "apply" | "run") => {
+                        v.as_str()
+                    }
+                    _ => name.as_str(),
+                };
+                let gate = self.flow.sink_gate();
+                let may_set =
+                    gate.may_set_key(self.at.unit, name) || gate.may_set_key(self.at.unit, var);
+                let rt = receiver
+                    .as_deref()
+                    .filter(|_| may_set)
+                    .and_then(|r| self.receiver_type(r));
+                let inner = may_set
+                    .then(|| {
+                        self.flow.callee_summary(
+                            self.at,
+                            receiver.as_deref(),
+                            rt.as_deref(),
+                            name,
+                            args,
+                            |f, c| f.sets_fresh_key(c),
+                        )
+                    })
+                    .flatten()
                     .or_else(|| {
-                        // A factory lambda held in a local: `producerFactory.get()`, `makeRequest()`.
-                        let var = match (receiver.as_deref().map(|r| &r.kind), name.as_str()) {
-                            (
-                                Some(ExprKind::Name(v)),
-                                "get" | "invoke" | "call" | "apply" | "run",
-                            ) => Some(v.as_str()),
-                            // `newRequest()`, or a Kotlin extension lambda value `chain.stampKey()`.
-                            (_, n) => Some(n),
-                        }?;
+                        // A factory lambda held in a local: `producerFactory.get()`,
+                        // `makeRequest()`, a Kotlin extension lambda value `chain.stampKey()`.
+                        if !may_set {
+                            return None;
+                        }
                         let lambda = self.flow.local_lambda(self.at, var)?;
                         self.flow.sets_fresh_key(lambda)
                     });

@@ -14,6 +14,7 @@ pub mod discover;
 pub mod facts;
 pub mod finding;
 pub mod flow;
+pub mod gate;
 pub mod lang;
 pub mod project;
 pub mod report;

@@ -2,7 +2,9 @@
 //! name (for supertypes declared in other files), string constants, and where interceptor
 //! classes are registered.
 
-use crate::facts::{Expr, ExprKind, FileFacts, FnId, Function, Lang, Stmt, TypeId, simple_name};
+use crate::facts::{
+    Binding, Expr, ExprKind, FileFacts, FnId, Function, Lang, Stmt, TypeId, simple_name,
+};
 use crate::source::SourceFile;
 use std::collections::{HashMap, HashSet};
 
@@ -60,6 +62,8 @@ pub struct Project {
     /// Field or file-level binding name -> where it is declared: (unit, owning type or `None`
     /// for a file-level binding, index in that list).
     fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>>,
+    /// Which functions may set an idempotency key (built on first use).
+    pub sink_gate: std::sync::OnceLock<crate::gate::SinkGate>,
     /// Text of configuration files next to the sources (`application.properties`,
     /// `application.yml`, `quartz.properties`) that the coordination rules read.
     pub config_texts: Vec<String>,
@@ -91,6 +95,7 @@ impl Project {
             subtypes: HashMap::new(),
             subtype_pos: HashMap::new(),
             config_texts: Vec::new(),
+            sink_gate: std::sync::OnceLock::new(),
             fields_by_name: HashMap::new(),
         };
         let mut fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>> =
@@ -437,6 +442,16 @@ impl Project {
 }
 
 impl Index {
+    /// Every constant name with the string literals it is initialised with.
+    pub fn constants(&self) -> impl Iterator<Item = (&String, &Vec<String>)> {
+        self.constants.iter()
+    }
+
+    /// Every constant name with the constants it is initialised from.
+    pub fn const_aliases(&self) -> impl Iterator<Item = (&String, &Vec<String>)> {
+        self.const_aliases.iter()
+    }
+
     fn add_unit(&mut self, u: usize, facts: &FileFacts) {
         for f in &facts.functions {
             let keyish = f.params.iter().any(|p| {
@@ -749,4 +764,40 @@ fn push_stmt<'a>(s: &'a Stmt, stack: &mut Vec<&'a Expr>) {
         Stmt::Expr(e) => stack.push(e),
         Stmt::LocalFn(_) | Stmt::LocalType(_) => {}
     }
+}
+
+/// Lambdas held by a local, field or file-level value of `unit` (directly, or wrapped in a
+/// SAM constructor or cast): lambda -> holder names.
+pub fn lambda_holders<'a>(unit: &'a Unit) -> HashMap<usize, Vec<&'a str>> {
+    let mut out: HashMap<usize, Vec<&'a str>> = HashMap::new();
+    let mut add = |b: &'a Binding| {
+        let Some(init) = b.init.as_ref() else {
+            return;
+        };
+        let id = match &init.kind {
+            ExprKind::Lambda(id) => Some(*id),
+            ExprKind::Call { args, .. } if args.len() == 1 => match &args[0].value.kind {
+                ExprKind::Lambda(id) => Some(*id),
+                _ => None,
+            },
+            ExprKind::Cast { expr, .. } => match &expr.kind {
+                ExprKind::Lambda(id) => Some(*id),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(id) = id {
+            out.entry(id).or_default().push(&b.name);
+        }
+    };
+    let facts = &unit.facts;
+    let mut all: Vec<&'a Binding> = facts.globals.iter().collect();
+    all.extend(facts.types.iter().flat_map(|t| t.fields.iter()));
+    for g in &facts.functions {
+        crate::flow::walk_lets(&g.body, &mut |b| all.push(b));
+    }
+    for b in all {
+        add(b);
+    }
+    out
 }

@@ -64,7 +64,7 @@ impl<'p> Coord<'p> {
                 let via: Vec<&'p str> = match func.name.as_deref() {
                     Some(n) => vec![n],
                     None => held
-                        .get_or_insert_with(|| lambda_holders(unit))
+                        .get_or_insert_with(|| crate::project::lambda_holders(unit))
                         .get(&f)
                         .cloned()
                         .unwrap_or_default(),
@@ -527,40 +527,4 @@ fn mentions_nx(e: &Expr) -> bool {
         _ => {}
     });
     yes
-}
-
-/// Lambdas held by a local, field or file-level value of `unit` (directly, or wrapped in a
-/// SAM constructor or cast): lambda -> holder names.
-fn lambda_holders<'a>(unit: &'a crate::project::Unit) -> HashMap<usize, Vec<&'a str>> {
-    let mut out: HashMap<usize, Vec<&'a str>> = HashMap::new();
-    let mut add = |b: &'a crate::facts::Binding| {
-        let Some(init) = b.init.as_ref() else {
-            return;
-        };
-        let id = match &init.kind {
-            ExprKind::Lambda(id) => Some(*id),
-            ExprKind::Call { args, .. } if args.len() == 1 => match &args[0].value.kind {
-                ExprKind::Lambda(id) => Some(*id),
-                _ => None,
-            },
-            ExprKind::Cast { expr, .. } => match &expr.kind {
-                ExprKind::Lambda(id) => Some(*id),
-                _ => None,
-            },
-            _ => None,
-        };
-        if let Some(id) = id {
-            out.entry(id).or_default().push(&b.name);
-        }
-    };
-    let facts = &unit.facts;
-    let mut all: Vec<&'a crate::facts::Binding> = facts.globals.iter().collect();
-    all.extend(facts.types.iter().flat_map(|t| t.fields.iter()));
-    for g in &facts.functions {
-        crate::flow::walk_lets(&g.body, &mut |b| all.push(b));
-    }
-    for b in all {
-        add(b);
-    }
-    out
 }
