@@ -40,8 +40,6 @@ pub fn discover(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>) {
     (c, e)
 }
 
-/// Is this file a service configuration the rules read (`application.yml`,
-/// `application-prod.properties`, `quartz.properties`)?
 /// A build-output or vendored directory (`target`, `build`, …) that is skipped — unless it
 /// sits inside a source tree, where the same names are ordinary packages
 /// (`src/main/java/org/springframework/aop/target`).
@@ -53,6 +51,8 @@ fn skipped_dir(rel: &Path) -> bool {
     SKIP_DIRS.contains(&name) && !parts.contains(&"src")
 }
 
+/// Is this file a service configuration the rules read (`application.yml`,
+/// `application-prod.properties`, `quartz.properties`)?
 pub fn is_config_file(path: &Path) -> bool {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
         return false;

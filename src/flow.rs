@@ -529,7 +529,6 @@ impl<'p> Flow<'p> {
         })
     }
 
-    /// Does calling `f` put a fresh value into a key sink (in `f` or in lambdas written in it)?
     /// The project's [`crate::gate::SinkGate`].
     pub fn sink_gate(&self) -> &'p crate::gate::SinkGate {
         let p: &'p Project = self.p;
@@ -537,6 +536,7 @@ impl<'p> Flow<'p> {
             .get_or_init(|| crate::gate::SinkGate::compute(p, self.cat))
     }
 
+    /// Does calling `f` put a fresh value into a key sink (in `f` or in lambdas written in it)?
     pub fn sets_fresh_key(&self, f: FnRef) -> Option<Taint> {
         self.summary(f, SETS_KEY, |flow, f| {
             flow.p.with_nested(f).into_iter().find_map(|g| {

@@ -3,14 +3,14 @@
 //! [`SinkGate`]: which project functions may put an idempotency key into a request (directly,
 //! or through other project functions). A key sink always names the key somewhere — a header
 //! or field name (`"Idempotency-Key"`), a key variable or parameter, a key setter
-//! (`setIdempotencyKey`), a key wrapper call (`Idempotent(key)`), or a constant holding such a name — so a function
-//! whose text (and whose callees' names) carry none of these cannot set a key, and calls to it
-//! need no summary. The gate is a superset: a false member only costs time.
+//! (`setIdempotencyKey`), a key wrapper call (`Idempotent(key)`), or a constant holding such a
+//! name — so a function whose text (and whose callees' names) carry none of these cannot set a
+//! key, and calls to it need no summary. The gate is a superset: a false member only costs time.
 
 use crate::catalog::Catalog;
 use crate::facts::ExprKind;
 use crate::project::{FnRef, Project, walk_stmts};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 pub struct SinkGate {
     /// Names a call may reach a possible key-setting function by (function names, and the
@@ -73,6 +73,7 @@ impl SinkGate {
         // that `isIdempotent(); key` does not read as `idempotentkey`; a wrapper only as a
         // call (`Idempotent(key)`, not "Idempotent." in a comment).
         let names_key = |text: &str| -> bool {
+            let mut norm = String::new();
             let bytes = text.as_bytes();
             let is_tok = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
             let mut i = 0;
@@ -86,8 +87,13 @@ impl SinkGate {
                     i += 1;
                 }
                 let t = &text[start..i];
-                let n = normalise(t);
-                if consts.contains(t) || stems.iter().any(|s| n.contains(s.as_str())) {
+                norm.clear();
+                norm.extend(
+                    t.bytes()
+                        .filter(u8::is_ascii_alphanumeric)
+                        .map(|b| b.to_ascii_lowercase() as char),
+                );
+                if consts.contains(t) || stems.iter().any(|s| norm.contains(s.as_str())) {
                     return true;
                 }
                 if wrappers.iter().any(|w| w == t) && text[i..].trim_start().starts_with('(') {
@@ -100,22 +106,9 @@ impl SinkGate {
         let mut names: HashSet<String> = HashSet::new();
         let mut pending: Vec<(Vec<String>, HashSet<&str>)> = Vec::new();
         for (u, unit) in p.units.iter().enumerate() {
-            let mut held: Option<HashMap<usize, Vec<&str>>> = None;
-            for (f, func) in unit.facts.functions.iter().enumerate() {
-                if !func.has_body {
-                    continue;
-                }
-                let via: Vec<String> = match func.name.as_deref() {
-                    Some(n) => vec![n.to_string()],
-                    None => held
-                        .get_or_insert_with(|| crate::project::lambda_holders(unit))
-                        .get(&f)
-                        .map(|v| v.iter().map(|s| s.to_string()).collect())
-                        .unwrap_or_default(),
-                };
-                if via.is_empty() {
-                    continue;
-                }
+            for (f, via) in crate::project::call_names(unit) {
+                let via: Vec<String> = via.into_iter().map(str::to_string).collect();
+                let func = &unit.facts.functions[f];
                 if unit_evidence[u] && names_key(unit.src.slice(func.span)) {
                     names.extend(via);
                     continue;
@@ -147,7 +140,7 @@ impl SinkGate {
                 break;
             }
         }
-        if std::env::var_os("IDEMLINT_TIMINGS").is_some() {
+        if crate::timings_enabled() {
             eprintln!(
                 "timing:   sink gate: {} key constants, {} of {} files name a key, {} names",
                 consts.len(),

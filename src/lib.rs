@@ -133,6 +133,11 @@ impl Report {
     }
 }
 
+/// `IDEMLINT_TIMINGS=1`: print how long each phase of the rule pass takes (for profiling).
+pub fn timings_enabled() -> bool {
+    std::env::var_os("IDEMLINT_TIMINGS").is_some()
+}
+
 /// Lints `paths` (files or directories).
 pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
     let (candidates, walk_errors, configs) = discover::discover_all(paths);
@@ -340,7 +345,7 @@ fn finish(
     if opts.parse_only {
         return;
     }
-    let timings = std::env::var_os("IDEMLINT_TIMINGS").is_some();
+    let timings = timings_enabled();
     let clock = std::time::Instant::now();
     let lap = |what: &str| {
         if timings {

@@ -364,20 +364,7 @@ impl Project {
         wrapped: bool,
     ) -> Option<FnId> {
         let facts = &self.units[u].facts;
-        let as_lambda = |e: &Expr| match &e.kind {
-            ExprKind::Lambda(id) => Some(*id),
-            ExprKind::Call { args, .. } if wrapped && args.len() == 1 => {
-                match &args[0].value.kind {
-                    ExprKind::Lambda(id) => Some(*id),
-                    _ => None,
-                }
-            }
-            ExprKind::Cast { expr, .. } if wrapped => match &expr.kind {
-                ExprKind::Lambda(id) => Some(*id),
-                _ => None,
-            },
-            _ => None,
-        };
+        let as_lambda = |e: &Expr| held_lambda(e, wrapped);
         if let Some(f) = enclosing {
             for a in self.ancestors(f) {
                 let mut found = None;
@@ -766,38 +753,63 @@ fn push_stmt<'a>(s: &'a Stmt, stack: &mut Vec<&'a Expr>) {
     }
 }
 
-/// Lambdas held by a local, field or file-level value of `unit` (directly, or wrapped in a
-/// SAM constructor or cast): lambda -> holder names.
-pub fn lambda_holders<'a>(unit: &'a Unit) -> HashMap<usize, Vec<&'a str>> {
-    let mut out: HashMap<usize, Vec<&'a str>> = HashMap::new();
-    let mut add = |b: &'a Binding| {
-        let Some(init) = b.init.as_ref() else {
-            return;
-        };
-        let id = match &init.kind {
+/// The lambda an initialiser holds: `{ .. }`, or with `wrapped` also one inside a SAM
+/// constructor or a cast (`Interceptor { .. }`, `{ .. } as Runnable`).
+pub fn held_lambda(e: &Expr, wrapped: bool) -> Option<FnId> {
+    match &e.kind {
+        ExprKind::Lambda(id) => Some(*id),
+        ExprKind::Call { args, .. } if wrapped && args.len() == 1 => match &args[0].value.kind {
             ExprKind::Lambda(id) => Some(*id),
-            ExprKind::Call { args, .. } if args.len() == 1 => match &args[0].value.kind {
-                ExprKind::Lambda(id) => Some(*id),
-                _ => None,
-            },
-            ExprKind::Cast { expr, .. } => match &expr.kind {
-                ExprKind::Lambda(id) => Some(*id),
-                _ => None,
-            },
             _ => None,
-        };
-        if let Some(id) = id {
-            out.entry(id).or_default().push(&b.name);
-        }
-    };
+        },
+        ExprKind::Cast { expr, .. } if wrapped => match &expr.kind {
+            ExprKind::Lambda(id) => Some(*id),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Lambdas of `unit` held by a local, field or file-level value (see [`held_lambda`]):
+/// lambda -> holder names.
+fn lambda_holders(unit: &Unit) -> HashMap<FnId, Vec<&str>> {
     let facts = &unit.facts;
-    let mut all: Vec<&'a Binding> = facts.globals.iter().collect();
+    let mut all: Vec<&Binding> = facts.globals.iter().collect();
     all.extend(facts.types.iter().flat_map(|t| t.fields.iter()));
     for g in &facts.functions {
         crate::flow::walk_lets(&g.body, &mut |b| all.push(b));
     }
+    let mut out: HashMap<FnId, Vec<&str>> = HashMap::new();
     for b in all {
-        add(b);
+        if let Some(id) = b.init.as_ref().and_then(|e| held_lambda(e, true)) {
+            out.entry(id).or_default().push(&b.name);
+        }
+    }
+    out
+}
+
+/// For every function of `unit` with a body, the names a call can reach it by: its own name,
+/// or for a lambda the locals, fields and file-level values holding it (as
+/// [`Project::lambda_bound_to`] resolves them). Lambdas nobody holds run inside their
+/// enclosing function and are left out.
+pub fn call_names(unit: &Unit) -> Vec<(FnId, Vec<&str>)> {
+    let mut held: Option<HashMap<FnId, Vec<&str>>> = None;
+    let mut out = Vec::new();
+    for (f, func) in unit.facts.functions.iter().enumerate() {
+        if !func.has_body {
+            continue;
+        }
+        let via: Vec<&str> = match func.name.as_deref() {
+            Some(n) => vec![n],
+            None => held
+                .get_or_insert_with(|| lambda_holders(unit))
+                .get(&f)
+                .cloned()
+                .unwrap_or_default(),
+        };
+        if !via.is_empty() {
+            out.push((f, via));
+        }
     }
     out
 }

@@ -44,34 +44,18 @@ impl<'p> Coord<'p> {
     }
 
     /// Names of project functions that may put a parameter into a lock key: their body (or a
-    /// lambda in it) has a call [`Self::keys_in`] reports, or calls such a function. Calls to
+    /// lambda in it) has a call [`Self::keys_in`] reports, or calls such a function; and the
+    /// catalogue's lock calls. Calls to
     /// any other name cannot be lock helpers, so they are not resolved (the resolution is the
     /// costly part of this rule on large trees). A superset: false members only cost time.
     fn lock_helper_names(&self) -> HashSet<&'p str> {
         let p: &'p crate::project::Project = self.p;
         let key_calls = &self.cat.coord.locks.key_calls;
-        // (names a call may reach the function by, call names in it). A named function is
-        // reached by its name; a lambda by the local, field or file-level value holding it
-        // (see `Project::lambda_bound_to`); other lambdas run inside their named function.
+        // (names a call may reach the function by, call names in it).
         let mut calls_of: Vec<(Vec<&'p str>, Vec<&'p str>)> = Vec::new();
         let mut names: HashSet<&'p str> = HashSet::new();
         for (u, unit) in p.units.iter().enumerate() {
-            let mut held: Option<HashMap<usize, Vec<&'p str>>> = None;
-            for (f, func) in unit.facts.functions.iter().enumerate() {
-                if !func.has_body {
-                    continue;
-                }
-                let via: Vec<&'p str> = match func.name.as_deref() {
-                    Some(n) => vec![n],
-                    None => held
-                        .get_or_insert_with(|| crate::project::lambda_holders(unit))
-                        .get(&f)
-                        .cloned()
-                        .unwrap_or_default(),
-                };
-                if via.is_empty() {
-                    continue;
-                }
+            for (f, via) in crate::project::call_names(unit) {
                 let mut direct = false;
                 let mut calls: Vec<&'p str> = Vec::new();
                 for g in p.with_nested(FnRef { unit: u, f }) {
@@ -128,6 +112,9 @@ impl<'p> Coord<'p> {
                 .collect();
             names.extend(next);
         }
+        // The catalogue's lock calls are resolved too: a project function of that name may
+        // be what runs.
+        names.extend(key_calls.iter().map(|(k, _)| k.as_str()));
         names
     }
 
@@ -211,14 +198,7 @@ impl<'p> Coord<'p> {
             }
             // Project helpers that put a parameter into a lock key.
             if let ExprKind::Call { .. } = &e.kind
-                && (helpers.contains(name)
-                    || self
-                        .cat
-                        .coord
-                        .locks
-                        .key_calls
-                        .iter()
-                        .any(|(k, _)| k == name))
+                && helpers.contains(name)
             {
                 let targets = self.flow.call_targets(at, receiver, name, args);
                 let with_body: Vec<FnRef> = targets

@@ -328,7 +328,7 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     interceptors.sort();
     // POSTs are money events for the scheduler and guard rules too.
     let want_posts = want("IDEM004") || want("IDEM005") || want("IDEM007");
-    let timings = std::env::var_os("IDEMLINT_TIMINGS").is_some();
+    let timings = crate::timings_enabled();
     let mut clock = std::time::Instant::now();
     let mut lap = |what: &str| {
         if timings {
