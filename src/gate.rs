@@ -8,8 +8,11 @@
 //! key, and calls to it need no summary. The gate is a superset: a false member only costs time.
 
 use crate::catalog::Catalog;
-use crate::facts::ExprKind;
+use crate::facts::{ExprKind, simple_name};
 use crate::project::{FnRef, Project, walk_stmts};
+use aho_corasick::Anchored;
+use aho_corasick::automaton::Automaton;
+use rayon::prelude::*;
 use std::collections::HashSet;
 
 pub struct SinkGate {
@@ -18,6 +21,9 @@ pub struct SinkGate {
     names: HashSet<String>,
     /// Units whose text names a key.
     unit_evidence: Vec<bool>,
+    /// Units that name a key or call a function declared in a unit that does (or one that
+    /// passes the gate): only these can hold a key sink.
+    unit_may_flow: Vec<bool>,
 }
 
 /// Lower case, letters and digits only (how the catalogue compares key names).
@@ -70,47 +76,74 @@ impl SinkGate {
         // HTTP client says which methods are idempotent).
         let wrappers = &cat.sinks.key_wrappers;
         // Token by token (identifiers, and words of string literals with their dashes), so
-        // that `isIdempotent(); key` does not read as `idempotentkey`; a wrapper only as a
-        // call (`Idempotent(key)`, not "Idempotent." in a comment).
+        // that `isIdempotent(); key` does not read as `idempotentkey`: one pass of a DFA over
+        // the stems that skips `_`/`-` and starts again at every other non-alphanumeric byte.
+        // Constants count as whole tokens, a wrapper only as a call (`Idempotent(key)`, not
+        // "Idempotent." in a comment).
+        let stem_dfa = aho_corasick::dfa::DFA::new(&stems).ok();
+        let words = aho_corasick::AhoCorasick::new(
+            consts
+                .iter()
+                .copied()
+                .chain(wrappers.iter().map(String::as_str)),
+        )
+        .ok();
         let names_key = |text: &str| -> bool {
-            let mut norm = String::new();
             let bytes = text.as_bytes();
+            let Some(dfa) = &stem_dfa else {
+                return true; // cannot happen for the catalogue's stems; stay conservative
+            };
+            if let Ok(start) = dfa.start_state(Anchored::No) {
+                let mut sid = start;
+                for &b in bytes {
+                    if b.is_ascii_alphanumeric() {
+                        sid = dfa.next_state(Anchored::No, sid, b.to_ascii_lowercase());
+                        if dfa.is_match(sid) {
+                            return true;
+                        }
+                    } else if b != b'_' && b != b'-' {
+                        sid = start;
+                    }
+                }
+            } else {
+                return true;
+            }
+            let Some(words) = &words else {
+                return true;
+            };
             let is_tok = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
-            let mut i = 0;
-            while i < bytes.len() {
-                if !is_tok(bytes[i]) {
-                    i += 1;
-                    continue;
-                }
-                let start = i;
-                while i < bytes.len() && is_tok(bytes[i]) {
-                    i += 1;
-                }
-                let t = &text[start..i];
-                norm.clear();
-                norm.extend(
-                    t.bytes()
-                        .filter(u8::is_ascii_alphanumeric)
-                        .map(|b| b.to_ascii_lowercase() as char),
-                );
-                if consts.contains(t) || stems.iter().any(|s| norm.contains(s.as_str())) {
-                    return true;
-                }
-                if wrappers.iter().any(|w| w == t) && text[i..].trim_start().starts_with('(') {
-                    return true;
+            words.find_overlapping_iter(text).any(|m| {
+                let t = &text[m.start()..m.end()];
+                let whole = (m.start() == 0 || !is_tok(bytes[m.start() - 1]))
+                    && bytes.get(m.end()).is_none_or(|&b| !is_tok(b));
+                whole
+                    && (consts.contains(t)
+                        || wrappers.iter().any(|w| w == t)
+                            && text[m.end()..].trim_start().starts_with('('))
+            })
+        };
+        let unit_evidence: Vec<bool> = p.units.par_iter().map(|u| names_key(&u.src.text)).collect();
+        let mut names: HashSet<String> = HashSet::new();
+        // Functions whose own text names a key (only in files that do).
+        let mut direct: HashSet<FnRef> = HashSet::new();
+        for (u, unit) in p
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(u, _)| unit_evidence[*u])
+        {
+            for (f, via) in crate::project::call_names(unit) {
+                if names_key(unit.src.slice(unit.facts.functions[f].span)) {
+                    names.extend(via.into_iter().map(str::to_string));
+                    direct.insert(FnRef { unit: u, f });
                 }
             }
-            false
-        };
-        let unit_evidence: Vec<bool> = p.units.iter().map(|u| names_key(&u.src.text)).collect();
-        let mut names: HashSet<String> = HashSet::new();
-        let mut pending: Vec<(Vec<String>, HashSet<&str>)> = Vec::new();
-        for (u, unit) in p.units.iter().enumerate() {
+        }
+        // Their callers by name, transitively (nothing to follow when no function names a key).
+        let mut pending: Vec<(Vec<&str>, HashSet<&str>)> = Vec::new();
+        for (u, unit) in p.units.iter().enumerate().filter(|_| !names.is_empty()) {
             for (f, via) in crate::project::call_names(unit) {
-                let via: Vec<String> = via.into_iter().map(str::to_string).collect();
-                let func = &unit.facts.functions[f];
-                if unit_evidence[u] && names_key(unit.src.slice(func.span)) {
-                    names.extend(via);
+                if direct.contains(&FnRef { unit: u, f }) {
                     continue;
                 }
                 let mut calls: HashSet<&str> = HashSet::new();
@@ -129,7 +162,7 @@ impl SinkGate {
             let mut grew = false;
             pending.retain(|(via, calls)| {
                 if calls.iter().any(|c| names.contains(*c)) {
-                    names.extend(via.iter().cloned());
+                    names.extend(via.iter().map(|v| v.to_string()));
                     grew = true;
                     false
                 } else {
@@ -140,19 +173,78 @@ impl SinkGate {
                 break;
             }
         }
+        // Names declared in files that name a key: a key parameter (`charge(idempotencyKey)`,
+        // `@Header("Idempotency-Key")`), a fresh parameter default, or a constructor or record
+        // component named like a key can only be there.
+        let mut declared: HashSet<&str> = HashSet::new();
+        for (u, unit) in p.units.iter().enumerate() {
+            if unit_evidence[u] {
+                // Every function, with a body or not (a Retrofit/Feign interface method's
+                // `@Header("Idempotency-Key")` parameter is a sink), and lambda holders.
+                declared.extend(
+                    unit.facts
+                        .functions
+                        .iter()
+                        .filter_map(|f| f.name.as_deref()),
+                );
+                for (_, via) in crate::project::call_names(unit) {
+                    declared.extend(via);
+                }
+                declared.extend(unit.facts.types.iter().filter_map(|t| t.name.as_deref()));
+                declared.extend(
+                    unit.facts
+                        .types
+                        .iter()
+                        .filter_map(|t| t.name.as_deref().map(simple_name)),
+                );
+            }
+        }
+        let unit_may_flow: Vec<bool> = p
+            .units
+            .par_iter()
+            .enumerate()
+            .map(|(u, unit)| {
+                unit_evidence[u]
+                    || !(names.is_empty() && declared.is_empty())
+                        && unit.facts.functions.iter().any(|f| {
+                            let mut hit = false;
+                            walk_stmts(&f.body, &mut |e| {
+                                let called = match &e.kind {
+                                    ExprKind::Call { name, .. }
+                                    | ExprKind::MethodRef { name, .. }
+                                    | ExprKind::Macro { name, .. } => name.as_str(),
+                                    ExprKind::New { ty, .. } => simple_name(ty),
+                                    _ => return,
+                                };
+                                hit |= names.contains(called) || declared.contains(called);
+                            });
+                            hit
+                        })
+            })
+            .collect();
         if crate::timings_enabled() {
             eprintln!(
-                "timing:   sink gate: {} key constants, {} of {} files name a key, {} names",
+                "timing:   sink gate: {} key constants, {} of {} files name a key, {} names, \
+                 {} files may hold a key sink",
                 consts.len(),
                 unit_evidence.iter().filter(|x| **x).count(),
                 unit_evidence.len(),
-                names.len()
+                names.len(),
+                unit_may_flow.iter().filter(|x| **x).count()
             );
         }
         SinkGate {
             names,
             unit_evidence,
+            unit_may_flow,
         }
+    }
+
+    /// Can a function of `unit` put a value into a key sink (directly, through a project
+    /// function's key parameter or default, or through a helper)? When not, its key flows are
+    /// empty and need not be computed.
+    pub fn may_hold_sink(&self, unit: usize) -> bool {
+        self.unit_may_flow.get(unit).copied().unwrap_or(true)
     }
 
     /// May a call named `name` made in `unit` reach a function that sets a key?
@@ -205,6 +297,18 @@ mod tests {
                 "Plain.java",
                 "class Plain { void go() { fresh(null); close(); } }",
             ),
+            (
+                "Api.kt",
+                "interface Api { fun charge(amount: Long, idempotencyKey: String) }",
+            ),
+            (
+                "Caller.kt",
+                "class Caller(val api: Api) { fun pay() = api.charge(5, k()) }",
+            ),
+            (
+                "Unrelated.java",
+                "class Unrelated { void go() { close(); toString(); } }",
+            ),
         ]);
         let g = SinkGate::compute(&p, crate::catalog::Catalog::builtin());
         // A constant's value names the key; the helper uses the constant; its caller follows.
@@ -215,7 +319,14 @@ mod tests {
         assert!(!g.names.contains("isIdempotent"));
         assert!(!g.names.contains("run"));
         assert!(!g.names.contains("close"));
-        assert_eq!(g.unit_evidence, [true, true, true, false]);
+        assert_eq!(
+            g.unit_evidence,
+            [true, true, true, false, true, false, false]
+        );
+        // Files that may hold a sink: those naming a key, callers of gate functions, and
+        // callers of functions declared where a key is named (a key parameter).
+        let hold: Vec<bool> = (0..7).map(|u| g.may_hold_sink(u)).collect();
+        assert_eq!(hold, [true, true, true, true, true, true, false]);
         assert!(g.may_set_key(3, "fresh"));
         assert!(!g.may_set_key(3, "close"));
         assert!(g.may_set_key(1, "anything"));

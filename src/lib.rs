@@ -358,6 +358,15 @@ fn finish(
     let cat = catalog::Catalog::extended(&opts.config.catalog);
     let ctx = rules::Ctx::new(&project, cat);
     lap("scopes");
+    // Built here, on every thread, rather than by the first file rule to need it while the
+    // other threads wait.
+    if ["IDEM001", "IDEM002", "IDEM003", "IDEM008"]
+        .iter()
+        .any(|c| opts.selection.is_enabled(c))
+    {
+        flow::Flow::new(&project, cat).sink_gate();
+        lap("sink gate");
+    }
     let mut findings: Vec<Finding> = (0..project.units.len())
         .into_par_iter()
         .map_init(

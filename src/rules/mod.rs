@@ -294,6 +294,10 @@ pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mu
         return;
     }
     let everything = want008 || ((want002 || want003) && !ctx.retry.is_empty());
+    // Every key rule starts from a key sink; most files cannot hold one.
+    if !flow.sink_gate().may_hold_sink(unit) {
+        return;
+    }
     let n = ctx.p.units[unit].facts.functions.len();
     let mut flows: Vec<KeyFlow> = Vec::new();
     for f in 0..n {
