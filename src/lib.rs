@@ -367,20 +367,32 @@ fn finish(
         flow::Flow::new(&project, cat).sink_gate();
         lap("sink gate");
     }
-    let mut findings: Vec<Finding> = (0..project.units.len())
-        .into_par_iter()
-        .map_init(
-            || flow::Flow::new(&project, cat),
-            |flow, u| {
-                let mut out = Vec::new();
-                rules::check_unit(&ctx, flow, u, &opts.selection, &mut out);
-                out
-            },
-        )
-        .flatten()
-        .collect();
-    lap("file rules");
-    rules::check_project(&ctx, &opts.selection, &mut findings);
+    // The per-file rules (in parallel over files) and the project-wide rules (one or two
+    // threads) run side by side; their findings are joined in a fixed order.
+    let (mut findings, project_findings) = rayon::join(
+        || {
+            let v: Vec<Finding> = (0..project.units.len())
+                .into_par_iter()
+                .map_init(
+                    || flow::Flow::new(&project, cat),
+                    |flow, u| {
+                        let mut out = Vec::new();
+                        rules::check_unit(&ctx, flow, u, &opts.selection, &mut out);
+                        out
+                    },
+                )
+                .flatten()
+                .collect();
+            lap("file rules");
+            v
+        },
+        || {
+            let mut v = Vec::new();
+            rules::check_project(&ctx, &opts.selection, &mut v);
+            v
+        },
+    );
+    findings.extend(project_findings);
     lap("project rules");
     // One finding per expression: a value that IDEM001 already reports through the helper
     // call that makes it is not reported again by the pedantic IDEM008.
@@ -414,7 +426,9 @@ fn finish(
         .map(|f| (f, None))
         .chain(outcome.suppressed.into_iter().map(|(f, r)| (f, Some(r))))
         .collect();
+    lap("findings filtered");
     resolve(project, all, &opts.config, report);
+    lap("report built, project dropped");
 }
 
 /// Turns spans into lines/columns, keeps the source of files findings point into, sorts and
@@ -432,13 +446,23 @@ fn resolve(
         .collect();
     needed.sort_by(|a, b| project.units[*a].src.path.cmp(&project.units[*b].src.path));
     needed.dedup();
-    let mut units: Vec<Option<Unit>> = project.units.into_iter().map(Some).collect();
+    let mut project = project;
+    let mut units: Vec<Option<Unit>> = std::mem::take(&mut project.units)
+        .into_iter()
+        .map(Some)
+        .collect();
     for u in needed {
         if let Some(unit) = units[u].take() {
             file_of_unit[u] = Some(report.files.len());
             report.files.push(Arc::new(unit.src));
         }
     }
+    // Freeing every file's facts takes a noticeable part of a large run (0.5 s on 2.2 M
+    // lines): it happens on a thread of its own while the report is written (a process that
+    // exits meanwhile does not wait for it).
+    // (If no thread can be started, the closure and what it owns are freed right here.)
+    let rest = (project, units);
+    let _ = std::thread::Builder::new().spawn(move || drop(rest));
     let rf = |u: usize| file_of_unit[u].unwrap_or(0);
     let mut out: Vec<ReportFinding> = findings
         .into_iter()

@@ -142,8 +142,10 @@ pub struct Ctx<'p> {
 
 impl<'p> Ctx<'p> {
     pub fn new(p: &'p Project, cat: &'static Catalog) -> Self {
-        let interceptors = crate::scopes::interceptors::find(p, cat);
-        let retry = crate::scopes::retry::find(p, cat);
+        let (interceptors, retry) = rayon::join(
+            || crate::scopes::interceptors::find(p, cat),
+            || crate::scopes::retry::find(p, cat),
+        );
         Ctx {
             p,
             cat,
@@ -318,6 +320,16 @@ pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mu
     }
 }
 
+/// Runs `f`; with `IDEMLINT_TIMINGS=1`, says how long it took.
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let clock = std::time::Instant::now();
+    let t = f();
+    if crate::timings_enabled() {
+        eprintln!("timing:   {what} {:.3} s", clock.elapsed().as_secs_f64());
+    }
+    t
+}
+
 /// Runs the project-wide coordination rules (IDEM004–IDEM007) once.
 pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     let want = |c| sel.is_enabled(c);
@@ -332,30 +344,37 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     interceptors.sort();
     // POSTs are money events for the scheduler and guard rules too.
     let want_posts = want("IDEM004") || want("IDEM005") || want("IDEM007");
-    let timings = crate::timings_enabled();
-    let mut clock = std::time::Instant::now();
-    let mut lap = |what: &str| {
-        if timings {
-            eprintln!("timing:   {what} {:.3} s", clock.elapsed().as_secs_f64());
-            clock = std::time::Instant::now();
-        }
-    };
-    let co = crate::coord::Coord::new(ctx.p, ctx.cat, &interceptors, want_posts);
-    lap("coord setup (POST sites)");
-    if want("IDEM004") {
-        scheduler_lock::check(ctx, &co, out);
-        lap("IDEM004");
-    }
-    if want("IDEM005") {
-        check_then_act::check(ctx, &co, out);
-        lap("IDEM005");
-    }
-    if want("IDEM006") {
-        unstable_lock_key::check(ctx, &co, out);
-        lap("IDEM006");
-    }
-    if want("IDEM007") {
-        payment_post::check(ctx, &co, out);
-        lap("IDEM007");
-    }
+    // IDEM006 needs no POST sites and shares nothing with the others: it runs on its own
+    // thread when there is one. Each side has its own analysis state (memoised walks give the
+    // same answers whatever asks first), and the findings are joined in a fixed order.
+    let (mut money, locks) = rayon::join(
+        || {
+            let mut out = Vec::new();
+            if want("IDEM004") || want("IDEM005") || want("IDEM007") {
+                let co = timed("coordination set-up (POST sites)", || {
+                    crate::coord::Coord::new(ctx.p, ctx.cat, &interceptors, want_posts)
+                });
+                if want("IDEM004") {
+                    timed("IDEM004", || scheduler_lock::check(ctx, &co, &mut out));
+                }
+                if want("IDEM005") {
+                    timed("IDEM005", || check_then_act::check(ctx, &co, &mut out));
+                }
+                if want("IDEM007") {
+                    timed("IDEM007", || payment_post::check(ctx, &co, &mut out));
+                }
+            }
+            out
+        },
+        || {
+            let mut out = Vec::new();
+            if want("IDEM006") {
+                let co = crate::coord::Coord::new(ctx.p, ctx.cat, &interceptors, false);
+                timed("IDEM006", || unstable_lock_key::check(ctx, &co, &mut out));
+            }
+            out
+        },
+    );
+    money.extend(locks);
+    out.extend(money);
 }
