@@ -6,6 +6,7 @@ use crate::facts::{
     Binding, Expr, ExprKind, FileFacts, FnId, Function, Lang, Stmt, TypeId, simple_name,
 };
 use crate::source::SourceFile;
+use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 
 /// One parsed file.
@@ -72,11 +73,19 @@ pub struct Project {
 impl Project {
     pub fn new(units: Vec<Unit>) -> Project {
         let mut index = Index::default();
-        for (u, unit) in units.iter().enumerate() {
-            index.add_unit(u, &unit.facts);
+        // The registration scan walks every body: done per file in parallel, merged in order.
+        let registrations: Vec<Vec<(String, String)>> = {
+            use rayon::prelude::*;
+            units
+                .par_iter()
+                .map(|u| registrations_in(&u.facts))
+                .collect()
+        };
+        for ((u, unit), regs) in units.iter().enumerate().zip(registrations) {
+            index.add_unit(u, &unit.facts, regs);
         }
         let children = units
-            .iter()
+            .par_iter()
             .map(|u| {
                 let mut m: HashMap<FnId, Vec<FnId>> = HashMap::new();
                 for (i, f) in u.facts.functions.iter().enumerate() {
@@ -118,6 +127,7 @@ impl Project {
         }
         project.fields_by_name = fields_by_name;
         project.supers = (0..project.units.len())
+            .into_par_iter()
             .map(|u| {
                 (0..project.units[u].facts.types.len())
                     .map(|t| {
@@ -439,7 +449,7 @@ impl Index {
         self.const_aliases.iter()
     }
 
-    fn add_unit(&mut self, u: usize, facts: &FileFacts) {
+    fn add_unit(&mut self, u: usize, facts: &FileFacts, registrations: Vec<(String, String)>) {
         for f in &facts.functions {
             let keyish = f.params.iter().any(|p| {
                 crate::catalog::contains_ignore_ascii_case(&p.name, "idem")
@@ -497,74 +507,11 @@ impl Index {
         for b in &facts.globals {
             self.add_constant(&b.name, b.init.as_ref());
         }
-        // Registrations: `addNetworkInterceptor(new StripeKeys())`, `.addInterceptor(StripeKeys())`,
-        // `val keys = StripeKeys(); builder.addNetworkInterceptor(keys)`, a field holding one.
-        let constructed = |e: &Expr| match &e.kind {
-            ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-            ExprKind::Call {
-                name: n,
-                receiver: None,
-                ..
-            } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
-            _ => None,
-        };
-        let mut fields: HashMap<&str, String> = HashMap::new();
-        for t in &facts.types {
-            for b in &t.fields {
-                if let Some(ty) =
-                    b.ty.as_deref()
-                        .map(simple_name)
-                        .map(str::to_string)
-                        .or_else(|| b.init.as_ref().and_then(constructed))
-                {
-                    fields.insert(b.name.as_str(), ty);
-                }
+        for (ty, call) in registrations {
+            let v = self.registrations.entry(ty).or_default();
+            if !v.contains(&call) {
+                v.push(call);
             }
-        }
-        let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();
-        bodies.push(&facts.top_level);
-        for body in bodies {
-            let mut locals: HashMap<&str, String> = HashMap::new();
-            crate::flow::walk_lets(body, &mut |b| {
-                if let Some(ty) =
-                    b.ty.as_deref()
-                        .map(simple_name)
-                        .map(str::to_string)
-                        .or_else(|| b.init.as_ref().and_then(constructed))
-                {
-                    locals.insert(b.name.as_str(), ty);
-                }
-            });
-            walk_stmts(body, &mut |e: &Expr| {
-                let ExprKind::Call { name, args, .. } = &e.kind else {
-                    return;
-                };
-                if !(name.starts_with("add")
-                    || name.ends_with("Interceptor")
-                    || name == "with"
-                    || name == "register")
-                {
-                    return;
-                }
-                for a in args {
-                    let ty = constructed(&a.value).or_else(|| match &a.value.kind {
-                        ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
-                            Some(n.clone())
-                        }
-                        ExprKind::Name(n) => {
-                            locals.get(n.as_str()).or(fields.get(n.as_str())).cloned()
-                        }
-                        ExprKind::Field { name: n, .. } => fields.get(n.as_str()).cloned(),
-                        _ => None,
-                    });
-                    if let Some(ty) = ty {
-                        let v = self.registrations.entry(ty).or_default();
-                        if !v.contains(name) {
-                            v.push(name.clone());
-                        }
-                    }
-                }
-            });
         }
     }
 
@@ -580,6 +527,76 @@ impl Index {
                 .push(other);
         }
     }
+}
+
+/// Interceptor registrations written in one file, as (type, registering call):
+/// `addNetworkInterceptor(new StripeKeys())`, `.addInterceptor(StripeKeys())`,
+/// `val keys = StripeKeys(); builder.addNetworkInterceptor(keys)`, a field holding one.
+fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let constructed = |e: &Expr| match &e.kind {
+        ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+        ExprKind::Call {
+            name: n,
+            receiver: None,
+            ..
+        } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
+        _ => None,
+    };
+    let mut fields: HashMap<&str, String> = HashMap::new();
+    for t in &facts.types {
+        for b in &t.fields {
+            if let Some(ty) =
+                b.ty.as_deref()
+                    .map(simple_name)
+                    .map(str::to_string)
+                    .or_else(|| b.init.as_ref().and_then(constructed))
+            {
+                fields.insert(b.name.as_str(), ty);
+            }
+        }
+    }
+    let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();
+    bodies.push(&facts.top_level);
+    for body in bodies {
+        let mut locals: HashMap<&str, String> = HashMap::new();
+        crate::flow::walk_lets(body, &mut |b| {
+            if let Some(ty) =
+                b.ty.as_deref()
+                    .map(simple_name)
+                    .map(str::to_string)
+                    .or_else(|| b.init.as_ref().and_then(constructed))
+            {
+                locals.insert(b.name.as_str(), ty);
+            }
+        });
+        walk_stmts(body, &mut |e: &Expr| {
+            let ExprKind::Call { name, args, .. } = &e.kind else {
+                return;
+            };
+            if !(name.starts_with("add")
+                || name.ends_with("Interceptor")
+                || name == "with"
+                || name == "register")
+            {
+                return;
+            }
+            for a in args {
+                let ty = constructed(&a.value).or_else(|| match &a.value.kind {
+                    ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
+                        Some(n.clone())
+                    }
+                    ExprKind::Name(n) => locals.get(n.as_str()).or(fields.get(n.as_str())).cloned(),
+                    ExprKind::Field { name: n, .. } => fields.get(n.as_str()).cloned(),
+                    _ => None,
+                });
+                if let Some(ty) = ty {
+                    out.push((ty, name.clone()));
+                }
+            }
+        });
+    }
+    out
 }
 
 /// The constant another constant is initialised from: `B`, `Headers.B`, `from_static(B)`.
