@@ -35,7 +35,10 @@ impl<'p> Coord<'p> {
     /// Every per-process job in the project.
     pub fn jobs(&self) -> Vec<Job<'p>> {
         let mut out = Vec::new();
-        let clustered = self.quartz_clustered();
+        // Whether Quartz runs clustered: looked up (a scan of every file) only once a Quartz
+        // job needs the answer.
+        let clustered = std::cell::OnceCell::new();
+        let clustered = || *clustered.get_or_init(|| self.quartz_clustered());
         for (u, unit) in self.p.units.iter().enumerate() {
             for (f, func) in unit.facts.functions.iter().enumerate() {
                 let at = FnRef { unit: u, f };
@@ -51,7 +54,7 @@ impl<'p> Coord<'p> {
                 }
             }
             for (t, ty) in unit.facts.types.iter().enumerate() {
-                self.type_job(TypeRef { unit: u, t }, ty, clustered, &mut out);
+                self.type_job(TypeRef { unit: u, t }, ty, &clustered, &mut out);
             }
         }
         out
@@ -131,7 +134,7 @@ impl<'p> Coord<'p> {
         &self,
         r: TypeRef,
         ty: &'p crate::facts::TypeDecl,
-        clustered: bool,
+        clustered: &dyn Fn() -> bool,
         out: &mut Vec<Job<'p>>,
     ) {
         let s = &self.cat.coord.schedulers;
@@ -166,9 +169,6 @@ impl<'p> Coord<'p> {
                 });
             }
         }
-        if clustered {
-            return;
-        }
         let quartz = facts
             .imports
             .iter()
@@ -177,6 +177,9 @@ impl<'p> Coord<'p> {
                 .supertypes
                 .iter()
                 .any(|t| t.starts_with(&s.quartz_import));
+        if !quartz || clustered() {
+            return;
+        }
         for (sup, method) in &s.quartz_types {
             if !quartz || !supers.iter().any(|x| x == sup) {
                 continue;
@@ -211,9 +214,11 @@ impl<'p> Coord<'p> {
         };
         let s = &self.cat.coord.schedulers;
         let recv = receiver.as_deref();
-        let recv_text = recv
-            .map(|r| self.p.units[at.unit].src.slice(r.span).to_ascii_lowercase())
-            .unwrap_or_default();
+        // The receiver's text, lower case (only a few calls need it: built on demand).
+        let recv_text = || {
+            recv.map(|r| self.p.units[at.unit].src.slice(r.span).to_ascii_lowercase())
+                .unwrap_or_default()
+        };
         let configured = self
             .cat
             .scheduler_apis
@@ -236,7 +241,7 @@ impl<'p> Coord<'p> {
             || (s.periodic_calls.iter().any(|p| p == name)
                 && (!matches!(name.as_str(), "timer" | "fixedRateTimer")
                     || recv.is_none()
-                    || recv_text.ends_with("concurrent"))
+                    || recv_text().ends_with("concurrent"))
                 // A project function of that name is not the library's.
                 && !self
                     .flow
@@ -245,6 +250,7 @@ impl<'p> Coord<'p> {
                     .any(|t| self.p.func(*t).has_body));
         let hinted = s.hinted_calls.iter().any(|p| p == name)
             && recv.is_some_and(|r| {
+                let recv_text = recv_text();
                 s.receiver_hints
                     .iter()
                     .any(|h| recv_text.contains(h.as_str()))
@@ -573,6 +579,10 @@ impl<'p> Coord<'p> {
     fn quartz_clustered(&self) -> bool {
         let prop = &self.cat.coord.schedulers.quartz_clustered_property;
         for unit in &self.p.units {
+            // What is looked for below is in the file's text.
+            if !(unit.src.text.contains(prop.as_str()) || unit.src.text.contains("Clustered")) {
+                continue;
+            }
             for func in unit.facts.functions.iter() {
                 let mut yes = false;
                 walk_stmts(&func.body, &mut |e| {
