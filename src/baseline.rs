@@ -5,9 +5,9 @@
 //! baselined finding back, and a new copy of the same bad pattern in the same place shows.
 
 use crate::Report;
+use crate::hash::HashMap;
 use crate::report::{display_path, finding_key};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::Path;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -71,7 +71,7 @@ pub fn load(path: &Path) -> Result<BaselineFile, String> {
 
 /// Drops findings the baseline already has; returns how many were dropped.
 pub fn filter(report: &mut Report, baseline: &BaselineFile, base: &Path) -> usize {
-    let mut budget: HashMap<&str, usize> = HashMap::new();
+    let mut budget: HashMap<&str, usize> = HashMap::default();
     for e in &baseline.findings {
         *budget.entry(e.fingerprint.as_str()).or_insert(0) += 1;
     }

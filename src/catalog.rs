@@ -2,8 +2,8 @@
 //! boundaries, loaded from `rules/catalog/*.toml` (embedded at build time).
 
 use crate::facts::Lang;
+use crate::hash::HashSet;
 use serde::Deserialize;
-use std::collections::HashSet;
 use std::sync::OnceLock;
 
 const SOURCES: &str = include_str!("../rules/catalog/sources.toml");
@@ -362,7 +362,7 @@ impl Catalog {
         let retry: RetryFile = toml::from_str(RETRY).map_err(|e| format!("retry.toml: {e}"))?;
         let coord: Coordination =
             toml::from_str(COORDINATION).map_err(|e| format!("coordination.toml: {e}"))?;
-        let mut special_calls: HashSet<String> = HashSet::new();
+        let mut special_calls: HashSet<String> = HashSet::default();
         for e in &s.source {
             special_calls.extend(e.calls.iter().cloned());
         }

@@ -1,7 +1,7 @@
 //! `--diff-base REV`: the lines changed since the merge-base with REV, working tree included
 //! (staged, unstaged and untracked files), so findings can be limited to new code.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

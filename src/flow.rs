@@ -9,9 +9,9 @@
 
 use crate::catalog::{Catalog, SourceKind, is_period_pattern};
 use crate::facts::{Arg, Binding, Expr, ExprKind, FnId, Lang, Span, Stmt, simple_name};
+use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, Project};
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 /// A nondeterministic value and where it was made.
@@ -775,7 +775,7 @@ fn walk_scoped<'a>(p: &'a Project, root: FnRef, out: &mut Vec<Scoped<'a>>) {
     }
     let facts = &p.units[root.unit].facts;
     let mut stack = vec![W::F(root.f)];
-    let mut seen_fns: HashSet<FnId> = HashSet::new();
+    let mut seen_fns: HashSet<FnId> = HashSet::default();
     while let Some(w) = stack.pop() {
         match w {
             W::F(f) => {

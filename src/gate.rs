@@ -9,11 +9,11 @@
 
 use crate::catalog::Catalog;
 use crate::facts::{ExprKind, simple_name};
+use crate::hash::HashSet;
 use crate::project::{FnRef, Project, walk_stmts};
 use aho_corasick::Anchored;
 use aho_corasick::automaton::Automaton;
 use rayon::prelude::*;
-use std::collections::HashSet;
 
 pub struct SinkGate {
     /// Names a call may reach a possible key-setting function by (function names, and the
@@ -123,9 +123,9 @@ impl SinkGate {
             })
         };
         let unit_evidence: Vec<bool> = p.units.par_iter().map(|u| names_key(&u.src.text)).collect();
-        let mut names: HashSet<String> = HashSet::new();
+        let mut names: HashSet<String> = HashSet::default();
         // Functions whose own text names a key (only in files that do).
-        let mut direct: HashSet<FnRef> = HashSet::new();
+        let mut direct: HashSet<FnRef> = HashSet::default();
         for (u, unit) in p
             .units
             .iter()
@@ -146,7 +146,7 @@ impl SinkGate {
                 if direct.contains(&FnRef { unit: u, f }) {
                     continue;
                 }
-                let mut calls: HashSet<&str> = HashSet::new();
+                let mut calls: HashSet<&str> = HashSet::default();
                 for g in p.with_nested(FnRef { unit: u, f }) {
                     walk_stmts(&p.func(g).body, &mut |e| match &e.kind {
                         ExprKind::Call { name, .. } | ExprKind::MethodRef { name, .. } => {
@@ -176,7 +176,7 @@ impl SinkGate {
         // Names declared in files that name a key: a key parameter (`charge(idempotencyKey)`,
         // `@Header("Idempotency-Key")`), a fresh parameter default, or a constructor or record
         // component named like a key can only be there.
-        let mut declared: HashSet<&str> = HashSet::new();
+        let mut declared: HashSet<&str> = HashSet::default();
         for (u, unit) in p.units.iter().enumerate() {
             if unit_evidence[u] {
                 // Every function, with a body or not (a Retrofit/Feign interface method's

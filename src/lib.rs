@@ -15,6 +15,7 @@ pub mod facts;
 pub mod finding;
 pub mod flow;
 pub mod gate;
+pub mod hash;
 pub mod lang;
 pub mod project;
 pub mod report;

@@ -5,9 +5,9 @@
 use crate::facts::{
     Binding, Expr, ExprKind, FileFacts, FnId, Function, Lang, Stmt, TypeId, simple_name,
 };
+use crate::hash::{HashMap, HashSet};
 use crate::source::SourceFile;
 use rayon::prelude::*;
-use std::collections::{HashMap, HashSet};
 
 /// One parsed file.
 pub struct Unit {
@@ -87,7 +87,7 @@ impl Project {
         let children = units
             .par_iter()
             .map(|u| {
-                let mut m: HashMap<FnId, Vec<FnId>> = HashMap::new();
+                let mut m: HashMap<FnId, Vec<FnId>> = HashMap::default();
                 for (i, f) in u.facts.functions.iter().enumerate() {
                     if let Some(parent) = f.parent {
                         m.entry(parent).or_default().push(i);
@@ -101,14 +101,14 @@ impl Project {
             index,
             children,
             supers: Vec::new(),
-            subtypes: HashMap::new(),
-            subtype_pos: HashMap::new(),
+            subtypes: HashMap::default(),
+            subtype_pos: HashMap::default(),
             config_texts: Vec::new(),
             sink_gate: std::sync::OnceLock::new(),
-            fields_by_name: HashMap::new(),
+            fields_by_name: HashMap::default(),
         };
         let mut fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>> =
-            HashMap::new();
+            HashMap::default();
         for (u, unit) in project.units.iter().enumerate() {
             for (i, b) in unit.facts.globals.iter().enumerate() {
                 fields_by_name
@@ -142,7 +142,7 @@ impl Project {
                     .collect()
             })
             .collect();
-        let mut subtypes: HashMap<String, Vec<String>> = HashMap::new();
+        let mut subtypes: HashMap<String, Vec<String>> = HashMap::default();
         for (u, unit) in project.units.iter().enumerate() {
             for (t, ty) in unit.facts.types.iter().enumerate() {
                 let Some(name) = ty.name.as_deref().map(simple_name) else {
@@ -328,7 +328,7 @@ impl Project {
     /// written, the unit whose declaration names it — its imports say which `Interceptor`).
     pub fn supertype_origins(&self, r: TypeRef) -> Vec<(String, String, usize)> {
         let mut out = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         let mut stack = vec![r];
         while let Some(t) = stack.pop() {
             if !seen.insert(t) || seen.len() > 64 {
@@ -543,7 +543,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
         } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
         _ => None,
     };
-    let mut fields: HashMap<&str, String> = HashMap::new();
+    let mut fields: HashMap<&str, String> = HashMap::default();
     for t in &facts.types {
         for b in &t.fields {
             if let Some(ty) =
@@ -559,7 +559,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
     let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();
     bodies.push(&facts.top_level);
     for body in bodies {
-        let mut locals: HashMap<&str, String> = HashMap::new();
+        let mut locals: HashMap<&str, String> = HashMap::default();
         crate::flow::walk_lets(body, &mut |b| {
             if let Some(ty) =
                 b.ty.as_deref()
@@ -796,7 +796,7 @@ fn lambda_holders(unit: &Unit) -> HashMap<FnId, Vec<&str>> {
     for g in &facts.functions {
         crate::flow::walk_lets(&g.body, &mut |b| all.push(b));
     }
-    let mut out: HashMap<FnId, Vec<&str>> = HashMap::new();
+    let mut out: HashMap<FnId, Vec<&str>> = HashMap::default();
     for b in all {
         if let Some(id) = b.init.as_ref().and_then(|e| held_lambda(e, true)) {
             out.entry(id).or_default().push(&b.name);

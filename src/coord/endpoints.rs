@@ -10,8 +10,8 @@ use super::{field_binding, innermost_stmt, local_binding, peel, root_fn, stmt_ex
 use crate::catalog::Catalog;
 use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
 use crate::flow::Flow;
+use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, Project, walk_expr, walk_stmts};
-use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Debug)]
 enum Piece {
@@ -603,10 +603,10 @@ pub fn find<'p>(
         }
     }
     // Callers of helpers, a few levels up (a helper may call another with its own parameter).
-    let mut seen: HashSet<(FnRef, usize)> = HashSet::new();
+    let mut seen: HashSet<(FnRef, usize)> = HashSet::default();
     let mut round = 0;
     // Calls by name, built once when there are helpers to follow.
-    let mut calls_by_name: HashMap<&str, Vec<(FnRef, &'p Expr)>> = HashMap::new();
+    let mut calls_by_name: HashMap<&str, Vec<(FnRef, &'p Expr)>> = HashMap::default();
     if !helpers.is_empty() {
         let wanted: HashSet<&str> = helpers
             .iter()
@@ -662,7 +662,7 @@ impl<'p> Finder<'_, 'p> {
     /// POST sites written in `at`.
     fn sites_in(&self, at: FnRef, posts: &mut Posts, helpers: &mut Vec<Helper>) {
         let func = self.p.func(at);
-        let mut inner: HashSet<Span> = HashSet::new();
+        let mut inner: HashSet<Span> = HashSet::default();
         let mut calls: Vec<&'p Expr> = Vec::new();
         walk_stmts(&func.body, &mut |e| match &e.kind {
             ExprKind::Call { receiver, .. } => {
@@ -987,7 +987,7 @@ impl<'p> Finder<'_, 'p> {
             return false;
         };
         let mut exprs: Vec<&'p Expr> = stmt_exprs(seed);
-        let mut locals: HashSet<&str> = HashSet::new();
+        let mut locals: HashSet<&str> = HashSet::default();
         for g in &fns {
             let func = self.p.func(*g);
             locals.extend(func.params.iter().map(|p| p.name.as_str()));
@@ -1000,7 +1000,7 @@ impl<'p> Finder<'_, 'p> {
             names.push(b.name.clone());
         }
         // Assigned to a field or local by assignment: `request = Request.Builder()...`.
-        let mut scanned: HashSet<Span> = HashSet::new();
+        let mut scanned: HashSet<Span> = HashSet::default();
         let mut name_i = 0;
         for _round in 0..4 {
             for e in std::mem::take(&mut exprs) {

@@ -5,8 +5,8 @@ use super::events::Loc;
 use super::words::{is_lock_name, is_money_name, is_write_name};
 use super::{Coord, Reach, named_fn, peel, root_fn};
 use crate::facts::{Expr, ExprKind, Stmt};
+use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, walk_expr, walk_stmts};
-use std::collections::{HashMap, HashSet};
 
 pub struct CheckThenAct {
     /// The guard's read call.
@@ -75,7 +75,7 @@ const WRAPPERS: &[&str] = &[
 impl<'p> Coord<'p> {
     pub fn check_then_act(&self) -> Vec<CheckThenAct> {
         let mut out = Vec::new();
-        let mut writes_memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::new();
+        let mut writes_memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
         for (u, unit) in self.p.units.iter().enumerate() {
             for (f, func) in unit.facts.functions.iter().enumerate() {
                 if !func.has_body {
@@ -331,7 +331,7 @@ impl<'p> Coord<'p> {
                             && related(read_words, name)
                             && !is_request_building(self, f, receiver.as_deref(), name)
                         {
-                            let mut w: HashSet<String> = HashSet::new();
+                            let mut w: HashSet<String> = HashSet::default();
                             for a in args {
                                 w.extend(atoms_of(&a.value));
                             }
@@ -436,7 +436,7 @@ impl<'p> Coord<'p> {
                         name,
                         args,
                     } => {
-                        let mut named: HashSet<String> = HashSet::new();
+                        let mut named: HashSet<String> = HashSet::default();
                         if is_write_name(name) && !is_money_name(self.cat, name) {
                             for a in args {
                                 named.extend(atoms_of(&a.value));
@@ -630,7 +630,7 @@ fn negated(e: &Expr) -> Option<&Expr> {
 /// The subject of a read: root names of its arguments, or of its receiver when it has none
 /// (`invoice.isPaid()` -> invoice).
 fn read_atoms(read: &Expr) -> HashSet<String> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     let (receiver, args): (Option<&Expr>, &[crate::facts::Arg]) = match &read.kind {
         ExprKind::Call { receiver, args, .. } => (receiver.as_deref(), args),
         ExprKind::Field { receiver, .. } => (Some(receiver), &[]),
@@ -849,7 +849,7 @@ fn is_request_building(co: &Coord, at: FnRef, receiver: Option<&Expr>, name: &st
 
 /// Root names of the values in `e`: `customer.getId()` -> customer, `&period` -> period.
 fn atoms_of(e: &Expr) -> HashSet<String> {
-    let mut out = HashSet::new();
+    let mut out = HashSet::default();
     walk_expr(e, &mut |x| {
         if let ExprKind::Name(n) = &x.kind
             && n != "this"

@@ -5,8 +5,8 @@
 
 use super::{Coord, peel};
 use crate::facts::{Arg, Expr, ExprKind, Span, simple_name};
+use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, walk_expr, walk_stmts};
-use std::collections::{HashMap, HashSet};
 
 /// A lock key expression.
 pub struct LockKey<'p> {
@@ -32,7 +32,7 @@ const BIND_CALLS: &[&str] = &[
 impl<'p> Coord<'p> {
     pub fn lock_keys(&self) -> Vec<LockKey<'p>> {
         let mut out = Vec::new();
-        let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::new();
+        let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
         let helpers = self.lock_helper_names();
         for (u, unit) in self.p.units.iter().enumerate() {
             for f in 0..unit.facts.functions.len() {
@@ -53,7 +53,7 @@ impl<'p> Coord<'p> {
         let key_calls = &self.cat.coord.locks.key_calls;
         // (names a call may reach the function by, call names in it).
         let mut calls_of: Vec<(Vec<&'p str>, Vec<&'p str>)> = Vec::new();
-        let mut names: HashSet<&'p str> = HashSet::new();
+        let mut names: HashSet<&'p str> = HashSet::default();
         for (u, unit) in p.units.iter().enumerate() {
             for (f, via) in crate::project::call_names(unit) {
                 let mut direct = false;
@@ -128,7 +128,7 @@ impl<'p> Coord<'p> {
         depth: u32,
     ) {
         let func = self.p.func(at);
-        let mut inner: HashSet<Span> = HashSet::new();
+        let mut inner: HashSet<Span> = HashSet::default();
         let mut nodes: Vec<&'p Expr> = Vec::new();
         walk_stmts(&func.body, &mut |e| match &e.kind {
             ExprKind::Call { receiver, .. } => {
@@ -395,7 +395,7 @@ impl<'p> Coord<'p> {
                 tops.push(e);
             }
         });
-        let mut done: HashSet<Span> = HashSet::new();
+        let mut done: HashSet<Span> = HashSet::default();
         for e in tops {
             // Walk down to `cmd("SET")`, remembering the args in order.
             let mut chain: Vec<&'p Expr> = Vec::new();

@@ -15,9 +15,9 @@ pub mod words;
 use crate::catalog::Catalog;
 use crate::facts::{Binding, Expr, ExprKind, FnKind, Span, Stmt};
 use crate::flow::Flow;
+use crate::hash::HashMap;
 use crate::project::{FnRef, Project, walk_expr, walk_stmts};
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 pub use events::Reach;
 
@@ -82,7 +82,7 @@ impl<'p> Coord<'p> {
     pub fn calls_named(&self, name: &str) -> Vec<(FnRef, Span)> {
         let mut cache = self.calls_by_name.borrow_mut();
         let map = cache.get_or_insert_with(|| {
-            let mut m: HashMap<String, Vec<(FnRef, Span)>> = HashMap::new();
+            let mut m: HashMap<String, Vec<(FnRef, Span)>> = HashMap::default();
             for (u, unit) in self.p.units.iter().enumerate() {
                 for (f, func) in unit.facts.functions.iter().enumerate() {
                     walk_stmts(&func.body, &mut |e| {

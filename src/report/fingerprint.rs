@@ -5,7 +5,7 @@
 //! Computing it here means the upload action keeps ours instead of hashing the file again,
 //! and the value does not change when unrelated lines move.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 const BLOCK_SIZE: usize = 100;
 const MOD: u64 = 37;
@@ -21,8 +21,8 @@ pub fn line_hashes(text: &str) -> HashMap<usize, String> {
     let mut line_number = 0i64;
     let mut line_start = true;
     let mut prev_cr = false;
-    let mut counts: HashMap<String, usize> = HashMap::new();
-    let mut out: HashMap<usize, String> = HashMap::new();
+    let mut counts: HashMap<String, usize> = HashMap::default();
+    let mut out: HashMap<usize, String> = HashMap::default();
 
     let mut output = |hash_raw: u64, line: i64, counts: &mut HashMap<String, usize>| {
         let v = format!("{hash_raw:x}");

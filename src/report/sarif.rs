@@ -9,10 +9,10 @@
 
 use super::{display_path, fingerprint, fingerprints, uri_encode};
 use crate::config::Level;
+use crate::hash::HashMap;
 use crate::rules::{RULES, RuleMeta};
 use crate::{Report, ReportFinding};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::path::Path;
 
 pub const INFORMATION_URI: &str = "https://github.com/idemlint/idemlint";
@@ -206,7 +206,7 @@ pub fn render(report: &Report, base: &Path) -> String {
 
 pub fn render_with(report: &Report, base: &Path, opts: &SarifOptions) -> String {
     let fps = fingerprints(report, base);
-    let mut line_hashes: HashMap<usize, HashMap<usize, String>> = HashMap::new();
+    let mut line_hashes: HashMap<usize, HashMap<usize, String>> = HashMap::default();
     let mut results: Vec<Value> = report
         .findings
         .iter()

@@ -5,14 +5,14 @@
 use super::Ctx;
 use crate::finding::{Finding, Label};
 use crate::flow::{FlowKind, KeyFlow};
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 pub const CODE: &str = "IDEM001";
 
 pub const HELP: &str = "compute the key once per business operation, before the request is sent, from its identity (e.g. a SHA-256 of customer id + billing period), and put it on the request or its context; the interceptor should only copy it onto the request and fail if it is missing, never invent one";
 
 pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for fl in flows {
         if fl.kind == FlowKind::ParamDefault {
             continue;

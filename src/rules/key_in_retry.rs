@@ -6,7 +6,7 @@
 use super::Ctx;
 use crate::finding::{Finding, Label};
 use crate::flow::{FlowKind, KeyFlow};
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 pub const CODE_DIRECT: &str = "IDEM002";
 pub const CODE_CALL: &str = "IDEM003";
@@ -20,7 +20,7 @@ pub fn check(
     want_call: bool,
     out: &mut Vec<Finding>,
 ) {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for fl in flows {
         let t = &fl.taint;
         // A parameter default is filled in at the call site, once per call: the call inside a

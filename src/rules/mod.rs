@@ -13,9 +13,9 @@ use crate::catalog::Catalog;
 use crate::facts::{FnKind, Span};
 use crate::finding::{Finding, Severity};
 use crate::flow::{Flow, KeyFlow};
+use crate::hash::HashMap;
 use crate::project::{FnRef, Project};
 use crate::scopes::interceptors::InterceptorScope;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Static description of a rule.

@@ -6,12 +6,12 @@
 use super::Ctx;
 use crate::finding::{Finding, Label};
 use crate::flow::{Flow, FlowKind, KeyFlow};
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 pub const CODE: &str = "IDEM008";
 
 pub fn check(ctx: &Ctx, flow: &Flow, flows: &[KeyFlow], out: &mut Vec<Finding>) {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for fl in flows {
         let in_scope = ctx.interceptor_of(fl.taint.at).is_some()
             || ctx.retry_scope_of(fl.taint.at, fl.taint.span).is_some();

@@ -4,13 +4,13 @@
 use super::Ctx;
 use crate::coord::Coord;
 use crate::finding::{Finding, Label};
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 pub const CODE: &str = "IDEM007";
 
 pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
     // One finding per endpoint literal; it is reported if any POST using it has no key.
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for s in &co.posts.sites {
         // A project interceptor of this client sets the key on every request.
         if s.has_key || co.posts.covered_by_interceptor(s).is_some() || !seen.insert(s.literal) {

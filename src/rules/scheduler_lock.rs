@@ -5,12 +5,12 @@
 use super::Ctx;
 use crate::coord::{Coord, Reach};
 use crate::finding::{Finding, Label};
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 pub const CODE: &str = "IDEM004";
 
 pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for job in co.jobs() {
         if !seen.insert(job.report) {
             continue;

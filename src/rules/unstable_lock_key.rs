@@ -8,13 +8,13 @@ use crate::coord::Coord;
 use crate::facts::{Expr, ExprKind};
 use crate::finding::{Finding, Label};
 use crate::flow::Taint;
+use crate::hash::HashSet;
 use crate::project::{FnRef, walk_expr, walk_stmts};
-use std::collections::HashSet;
 
 pub const CODE: &str = "IDEM006";
 
 pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for k in co.lock_keys() {
         let Some(t) = co
             .flow

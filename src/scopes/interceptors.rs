@@ -3,8 +3,8 @@
 use crate::catalog::{Catalog, InterceptorEntry};
 use crate::facts::{Expr, ExprKind, FnId, FnKind, Span, Stmt, TypeId, simple_name};
 use crate::finding::article;
+use crate::hash::HashMap;
 use crate::project::{FnRef, Project, TypeRef, walk_expr, walk_stmts};
-use std::collections::HashMap;
 
 /// Why a function counts as an interceptor body.
 #[derive(Debug)]
@@ -23,7 +23,7 @@ pub fn find(
     p: &Project,
     cat: &'static Catalog,
 ) -> HashMap<FnRef, std::sync::Arc<InterceptorScope>> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     let mut bases = Vec::new();
     for u in 0..p.units.len() {
         classes(p, cat, u, &mut out, &mut bases);

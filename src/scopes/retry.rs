@@ -17,8 +17,8 @@
 
 use crate::catalog::{Catalog, RetryApi};
 use crate::facts::{Expr, ExprKind, FnId, FnKind, Lang, LoopKind, Span, Stmt, simple_name};
+use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, Project, walk_expr, walk_stmts};
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// Parameter index that stands for the receiver of an extension on a function type.
@@ -556,7 +556,7 @@ fn retry_loops(p: &Project, f: FnRef, out: &mut RetryScopes) {
 /// Project functions that call one of their function parameters inside a retrying loop (or
 /// recursively after a failure): name -> (parameter index, "File.kt:12").
 fn inferred_helpers(p: &Project) -> HashMap<String, (usize, String)> {
-    let mut out = HashMap::new();
+    let mut out = HashMap::default();
     for (u, unit) in p.units.iter().enumerate() {
         for (i, f) in unit.facts.functions.iter().enumerate() {
             if f.kind == FnKind::Lambda || !f.has_body || f.params.is_empty() {
