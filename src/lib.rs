@@ -210,6 +210,7 @@ fn lint_candidates(
     opts: &Options,
     report: &mut Report,
 ) {
+    let clock = std::time::Instant::now();
     let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = candidates
         .par_iter()
         .map(|c| {
@@ -222,6 +223,13 @@ fn lint_candidates(
             Ok(parse_unit(c.path.clone(), text, c.lang))
         })
         .collect();
+    if timings_enabled() {
+        eprintln!(
+            "timing: {} files read and parsed in {:.3} s",
+            units.len(),
+            clock.elapsed().as_secs_f64()
+        );
+    }
     finish(units, config_texts.to_vec(), opts, report);
 }
 
