@@ -366,15 +366,19 @@ fn finish(
     lap("index");
     let cat = catalog::Catalog::extended(&opts.config.catalog);
     let ctx = rules::Ctx::new(&project, cat);
-    lap("scopes");
-    // Built here, on every thread, rather than by the first file rule to need it while the
-    // other threads wait.
+    // Built here, on every thread, rather than by the first file rule to need them while the
+    // other threads wait: the sink gate, then (when some file can hold a key sink) the
+    // interceptor and retry scopes.
     if ["IDEM001", "IDEM002", "IDEM003", "IDEM008"]
         .iter()
         .any(|c| opts.selection.is_enabled(c))
     {
-        flow::Flow::new(&project, cat).sink_gate();
+        let gate = flow::Flow::new(&project, cat).sink_gate();
         lap("sink gate");
+        if (0..project.units.len()).any(|u| gate.may_hold_sink(u)) {
+            ctx.find_scopes();
+            lap("scopes");
+        }
     }
     // The per-file rules (in parallel over files) and the project-wide rules (one or two
     // threads) run side by side; their findings are joined in a fixed order.

@@ -578,7 +578,7 @@ pub fn find<'p>(
     p: &'p Project,
     cat: &Catalog,
     flow: &Flow<'p>,
-    interceptors: &[(FnRef, &str)],
+    interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
 ) -> Posts {
     let fd = Finder {
         p,
@@ -638,11 +638,15 @@ pub fn find<'p>(
         }
         helpers = next;
     }
-    posts.key_interceptors = interceptors
-        .iter()
-        .filter(|(f, _)| p.with_nested(*f).iter().any(|g| fd.body_sets_key(*g)))
-        .map(|(f, fw)| (*f, fw.to_string()))
-        .collect();
+    // Only a POST site asks whether an interceptor covers it: without one, the project's
+    // interceptors need not even be found.
+    if !posts.sites.is_empty() {
+        posts.key_interceptors = interceptors()
+            .into_iter()
+            .filter(|(f, _)| p.with_nested(*f).iter().any(|g| fd.body_sets_key(*g)))
+            .map(|(f, fw)| (f, fw.to_string()))
+            .collect();
+    }
     for (i, s) in posts.sites.iter().enumerate() {
         if !s.declared {
             posts.by_site.entry((s.at.unit, s.site)).or_insert(i);

@@ -50,7 +50,7 @@ impl<'p> Coord<'p> {
     pub fn new(
         p: &'p Project,
         cat: &'p Catalog,
-        interceptors: &[(FnRef, &str)],
+        interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
         want_posts: bool,
     ) -> Coord<'p> {
         let flow = Flow::new(p, cat);

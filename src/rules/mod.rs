@@ -16,7 +16,7 @@ use crate::flow::{Flow, KeyFlow};
 use crate::hash::HashMap;
 use crate::project::{FnRef, Project};
 use crate::scopes::interceptors::InterceptorScope;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Static description of a rule.
 #[derive(Debug)]
@@ -133,29 +133,46 @@ pub fn meta(code: &str) -> Option<&'static RuleMeta> {
 }
 
 /// Shared analysis for one project run.
+///
+/// The interceptor and retry scopes are found on first use: the key rules need them only in
+/// files that can hold a key sink, IDEM007 only when there is a POST to a money endpoint, and
+/// most projects have neither. [`Ctx::find_scopes`] finds both at once, side by side.
 pub struct Ctx<'p> {
     pub p: &'p Project,
     pub cat: &'static Catalog,
-    pub interceptors: HashMap<FnRef, Arc<InterceptorScope>>,
-    pub retry: crate::scopes::retry::RetryScopes,
+    interceptors: OnceLock<HashMap<FnRef, Arc<InterceptorScope>>>,
+    retry: OnceLock<crate::scopes::retry::RetryScopes>,
 }
 
 impl<'p> Ctx<'p> {
     pub fn new(p: &'p Project, cat: &'static Catalog) -> Self {
-        let (interceptors, retry) = rayon::join(
-            || crate::scopes::interceptors::find(p, cat),
-            || crate::scopes::retry::find(p, cat),
-        );
         Ctx {
             p,
             cat,
-            interceptors,
-            retry,
+            interceptors: OnceLock::new(),
+            retry: OnceLock::new(),
         }
     }
 
+    /// Finds the interceptor and retry scopes now, on two threads when there are two.
+    pub fn find_scopes(&self) {
+        rayon::join(|| self.interceptors(), || self.retry());
+    }
+
+    /// Every interceptor or middleware body in the project, found on first use.
+    pub fn interceptors(&self) -> &HashMap<FnRef, Arc<InterceptorScope>> {
+        self.interceptors
+            .get_or_init(|| crate::scopes::interceptors::find(self.p, self.cat))
+    }
+
+    /// Every retry scope in the project, found on first use.
+    pub fn retry(&self) -> &crate::scopes::retry::RetryScopes {
+        self.retry
+            .get_or_init(|| crate::scopes::retry::find(self.p, self.cat))
+    }
+
     pub fn interceptor_of(&self, f: FnRef) -> Option<&Arc<InterceptorScope>> {
-        crate::scopes::interceptors::scope_of(self.p, &self.interceptors, f)
+        crate::scopes::interceptors::scope_of(self.p, self.interceptors(), f)
     }
 
     /// The retry scope code at `span` in `f` runs in, if any.
@@ -164,7 +181,7 @@ impl<'p> Ctx<'p> {
         f: FnRef,
         span: Span,
     ) -> Option<&Arc<crate::scopes::retry::RetryScope>> {
-        self.retry.scope_of(self.p, f, span)
+        self.retry().scope_of(self.p, f, span)
     }
 
     /// Qualified name of the function enclosing `f` (`StripeKeys.intercept`, `charge`).
@@ -295,11 +312,11 @@ pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mu
     if !(want001 || want002 || want003 || want008) {
         return;
     }
-    let everything = want008 || ((want002 || want003) && !ctx.retry.is_empty());
     // Every key rule starts from a key sink; most files cannot hold one.
     if !flow.sink_gate().may_hold_sink(unit) {
         return;
     }
+    let everything = want008 || ((want002 || want003) && !ctx.retry().is_empty());
     let n = ctx.p.units[unit].facts.functions.len();
     let mut flows: Vec<KeyFlow> = Vec::new();
     for f in 0..n {
@@ -336,12 +353,15 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     if !(want("IDEM004") || want("IDEM005") || want("IDEM006") || want("IDEM007")) {
         return;
     }
-    let mut interceptors: Vec<(FnRef, &str)> = ctx
-        .interceptors
-        .iter()
-        .map(|(f, s)| (*f, s.entry.framework.as_str()))
-        .collect();
-    interceptors.sort();
+    let interceptors = || -> Vec<(FnRef, &str)> {
+        let mut v: Vec<(FnRef, &str)> = ctx
+            .interceptors()
+            .iter()
+            .map(|(f, s)| (*f, s.entry.framework.as_str()))
+            .collect();
+        v.sort();
+        v
+    };
     // POSTs are money events for the scheduler and guard rules too.
     let want_posts = want("IDEM004") || want("IDEM005") || want("IDEM007");
     // IDEM006 needs no POST sites and shares nothing with the others: it runs on its own
