@@ -17,6 +17,7 @@ pub mod flow;
 pub mod gate;
 pub mod hash;
 pub mod lang;
+pub mod needles;
 pub mod project;
 pub mod report;
 pub mod rules;

@@ -17,6 +17,16 @@ pub struct LockKey<'p> {
     pub call: Span,
 }
 
+/// The keyed subset of the catalogue's `sql_locks` (`SKIP LOCKED` has no key), longest first.
+const KEYED_SQL_LOCKS: &[&str] = &[
+    "pg_try_advisory_xact_lock",
+    "pg_try_advisory_lock",
+    "pg_advisory_xact_lock",
+    "pg_advisory_lock",
+    "get_lock(",
+    "sp_getapplock",
+];
+
 const BIND_CALLS: &[&str] = &[
     "bind",
     "bind_by_name",
@@ -34,7 +44,20 @@ impl<'p> Coord<'p> {
         let mut out = Vec::new();
         let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
         let helpers = self.lock_helper_names();
+        // Every lock key comes from a call whose name is in the file's text (a lock call, a
+        // helper) or from SQL or "NX" written there: files with none of them have no lock key.
+        let needles = crate::needles::Needles::new(
+            helpers
+                .iter()
+                .copied()
+                .chain(KEYED_SQL_LOCKS.iter().copied())
+                .chain(["nx", "setIfAbsent", "cmd"]),
+        );
+        let may_have = needles.units_containing(self.p);
         for (u, unit) in self.p.units.iter().enumerate() {
+            if !may_have[u] {
+                continue;
+            }
             for f in 0..unit.facts.functions.len() {
                 let at = FnRef { unit: u, f };
                 self.keys_in(at, &mut out, &mut memo, &helpers, 0);
@@ -44,8 +67,9 @@ impl<'p> Coord<'p> {
     }
 
     /// Names of project functions that may put a parameter into a lock key: their body (or a
-    /// lambda in it) has a call [`Self::keys_in`] reports, or calls such a function; and the
-    /// catalogue's lock calls. Calls to
+    /// lambda in it) has a call [`Self::keys_in`] reports, or calls such a function, with an
+    /// argument that names one of the function's parameters (only a parameter named in a key
+    /// makes a helper: see [`Self::lock_key_params`]); and the catalogue's lock calls. Calls to
     /// any other name cannot be lock helpers, so they are not resolved (the resolution is the
     /// costly part of this rule on large trees). A superset: false members only cost time.
     fn lock_helper_names(&self) -> HashSet<&'p str> {
@@ -58,6 +82,17 @@ impl<'p> Coord<'p> {
             for (f, via) in crate::project::call_names(unit) {
                 let mut direct = false;
                 let mut calls: Vec<&'p str> = Vec::new();
+                let params = &p.func(FnRef { unit: u, f }).params;
+                let names_param = |args: &[Arg]| {
+                    let mut yes = false;
+                    for a in args {
+                        walk_expr(&a.value, &mut |x| {
+                            yes |= matches!(&x.kind, ExprKind::Name(n) if params.iter().any(|q| q.name == *n));
+                        });
+                    }
+                    yes
+                };
+                let mut passes_param = false;
                 for g in p.with_nested(FnRef { unit: u, f }) {
                     walk_stmts(&p.func(g).body, &mut |e| {
                         let (c, args) = match &e.kind {
@@ -87,16 +122,17 @@ impl<'p> Coord<'p> {
                             || c == "set"
                                 && args.len() >= 3
                                 && args[2..].iter().any(|a| mentions_nx(&a.value));
-                        // A helper's key parameter maps to an argument: calls without any
-                        // cannot pass a key through.
-                        if !args.is_empty() {
+                        // A helper's key parameter maps to an argument that names a parameter
+                        // of this function: other calls cannot pass a key through.
+                        if names_param(args) {
+                            passes_param = true;
                             calls.push(c);
                         }
                     });
                 }
-                if direct {
+                if direct && passes_param {
                     names.extend(via);
-                } else {
+                } else if !calls.is_empty() {
                     calls_of.push((via, calls));
                 }
             }
@@ -346,15 +382,7 @@ impl<'p> Coord<'p> {
                 && let ExprKind::Str(s) = &x.kind
             {
                 let low = s.to_ascii_lowercase();
-                // The keyed subset of the catalogue's `sql_locks` (`SKIP LOCKED` has no key).
-                for k in [
-                    "pg_try_advisory_xact_lock",
-                    "pg_try_advisory_lock",
-                    "pg_advisory_xact_lock",
-                    "pg_advisory_lock",
-                    "get_lock(",
-                    "sp_getapplock",
-                ] {
+                for k in KEYED_SQL_LOCKS {
                     if low.contains(k) {
                         found = Some(k.trim_end_matches('(').to_string());
                         return;

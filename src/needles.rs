@@ -1,0 +1,76 @@
+//! Which files' text contains any of a set of words: a cheap, exact pre-check that lets a
+//! project-wide pass skip files where what it looks for cannot be.
+//!
+//! A call's name, a type's name and a string literal's words are written in the file, so a
+//! file whose text contains none of the words a pass matches against cannot have a match.
+//! Three things the front ends produce are not written as such, and the check allows for
+//! them: Kotlin's `f(x)` on a function value is a call named `invoke`; Kotlin and Rust decode
+//! `\u..` escapes in string literals; Java drops a text block's `\<newline>`. A file with any of
+//! these passes whenever it could matter.
+
+use crate::facts::Lang;
+use crate::project::Project;
+use aho_corasick::AhoCorasick;
+use rayon::prelude::*;
+
+pub struct Needles {
+    /// Case-insensitive: a superset for exact-case names too.
+    words: Option<AhoCorasick>,
+    /// A needle is `invoke`: every Kotlin file may call it.
+    invoke: bool,
+}
+
+/// Text that the lowering decodes into something else (string escapes, line continuations).
+const DECODED: &[&str] = &["\\u", "\\\n", "\\\r\n"];
+
+impl Needles {
+    pub fn new<'a>(words: impl IntoIterator<Item = &'a str>) -> Needles {
+        let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
+        let invoke = words.contains(&"invoke");
+        let words = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(words.iter().copied().chain(DECODED.iter().copied()))
+            .ok();
+        Needles { words, invoke }
+    }
+
+    /// May a file of `lang` with this text hold one of the words?
+    pub fn may_contain(&self, lang: Lang, text: &str) -> bool {
+        if self.invoke && lang == Lang::Kotlin {
+            return true;
+        }
+        match &self.words {
+            Some(ac) => ac.is_match(text),
+            // Too many words to build a matcher (cannot happen at our sizes): stay exact.
+            None => true,
+        }
+    }
+
+    /// [`Self::may_contain`] for every unit of the project, in parallel.
+    pub fn units_containing(&self, p: &Project) -> Vec<bool> {
+        p.units
+            .par_iter()
+            .map(|u| self.may_contain(u.lang, &u.src.text))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_match_in_any_case_and_decoded_text_always_passes() {
+        let n = Needles::new(["tryLock", "pg_advisory_lock"]);
+        assert!(n.may_contain(Lang::Java, "lock.trylock(key)"));
+        assert!(n.may_contain(Lang::Java, "q(\"SELECT PG_ADVISORY_LOCK(1)\")"));
+        assert!(!n.may_contain(Lang::Java, "lock.lock(); unlock();"));
+        // An escape may spell a word out: such files always pass.
+        assert!(n.may_contain(Lang::Kotlin, "q(\"pg\\u005fadvisory_lock(1)\")"));
+        assert!(n.may_contain(Lang::Java, "q(\"\"\"\n  pg_advisory_\\\nlock\"\"\")"));
+        // `invoke` is what Kotlin calls a function value by.
+        let inv = Needles::new(["invoke"]);
+        assert!(inv.may_contain(Lang::Kotlin, "fun f(g: () -> Unit) = g()"));
+        assert!(!inv.may_contain(Lang::Java, "void f(Runnable g) { g.run(); }"));
+    }
+}
