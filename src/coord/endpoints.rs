@@ -592,7 +592,14 @@ pub fn find<'p>(
     };
     let mut posts = Posts::default();
     let mut helpers: Vec<Helper> = Vec::new();
+    // Every way of saying POST has the word in it (`post(..)`, `HttpPost`, `"POST"`,
+    // `HttpMethod.Post`, `@PostExchange`) but Ktor's `submitForm`: only files with one of them
+    // can send or declare a POST.
+    let may_post = crate::needles::Needles::new(["post", "submitForm"]).units_containing(p);
     for (u, unit) in p.units.iter().enumerate() {
+        if !may_post[u] {
+            continue;
+        }
         for (f, func) in unit.facts.functions.iter().enumerate() {
             let at = FnRef { unit: u, f };
             fd.declared_post(at, &mut posts);

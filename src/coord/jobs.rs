@@ -39,10 +39,14 @@ impl<'p> Coord<'p> {
         // job needs the answer.
         let clustered = std::cell::OnceCell::new();
         let clustered = || *clustered.get_or_init(|| self.quartz_clustered());
+        let may_call = self.scheduling_calls_needles().units_containing(self.p);
         for (u, unit) in self.p.units.iter().enumerate() {
             for (f, func) in unit.facts.functions.iter().enumerate() {
                 let at = FnRef { unit: u, f };
                 self.annotated_job(at, &mut out);
+                if !may_call[u] {
+                    continue;
+                }
                 let mut calls: Vec<&'p Expr> = Vec::new();
                 walk_stmts(&func.body, &mut |e| {
                     if matches!(e.kind, ExprKind::Call { .. }) {
@@ -58,6 +62,23 @@ impl<'p> Coord<'p> {
             }
         }
         out
+    }
+
+    /// The names [`Self::call_job`] looks for: a file whose text has none of them schedules
+    /// nothing by a call. (A cron job is `Job::new(..)`: its receiver's name is the word.)
+    fn scheduling_calls_needles(&self) -> crate::needles::Needles {
+        let s = &self.cat.coord.schedulers;
+        crate::needles::Needles::new(
+            self.cat
+                .scheduler_apis
+                .iter()
+                .map(|api| api.rsplit_once('.').map_or(api.as_str(), |(_, m)| m))
+                .chain(s.periodic_calls.iter().map(String::as_str))
+                .chain(s.hinted_calls.iter().map(String::as_str))
+                .chain(s.cron_receivers.iter().map(String::as_str))
+                .chain(s.spawners.iter().map(String::as_str))
+                .chain(s.startup_types.iter().map(|(t, _)| t.as_str())),
+        )
     }
 
     fn annotated_job(&self, at: FnRef, out: &mut Vec<Job<'p>>) {

@@ -32,7 +32,7 @@ pub struct Coord<'p> {
     pub p: &'p Project,
     pub cat: &'p Catalog,
     pub flow: Flow<'p>,
-    pub posts: endpoints::Posts,
+    pub posts: std::sync::Arc<endpoints::Posts>,
     reach: RefCell<HashMap<FnRef, Reach>>,
     in_progress: RefCell<Vec<FnRef>>,
     /// Literal text of constants, by (unit, owner, name).
@@ -47,18 +47,14 @@ pub struct Coord<'p> {
 }
 
 impl<'p> Coord<'p> {
+    /// An analysis that knows the project's POSTs to money endpoints (`posts`, from
+    /// [`Coord::find_posts`]; empty when the rules that run need none).
     pub fn new(
         p: &'p Project,
         cat: &'p Catalog,
-        interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
-        want_posts: bool,
+        posts: std::sync::Arc<endpoints::Posts>,
     ) -> Coord<'p> {
         let flow = Flow::new(p, cat);
-        let posts = if want_posts {
-            endpoints::find(p, cat, &flow, interceptors)
-        } else {
-            endpoints::Posts::default()
-        };
         Coord {
             p,
             cat,
@@ -72,6 +68,16 @@ impl<'p> Coord<'p> {
             calls_by_name: RefCell::default(),
             checked: RefCell::default(),
         }
+    }
+
+    /// Every POST to a money endpoint in the project (with its own analysis state, so that
+    /// several analyses can share the answer).
+    pub fn find_posts(
+        p: &'p Project,
+        cat: &'p Catalog,
+        interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
+    ) -> endpoints::Posts {
+        endpoints::find(p, cat, &Flow::new(p, cat), interceptors)
     }
 
     pub fn text(&self, unit: usize, span: Span) -> String {
