@@ -220,7 +220,7 @@ pub struct Binding {
 
 #[derive(Clone, Debug)]
 pub enum Stmt {
-    Let(Binding),
+    Let(Box<Binding>),
     Expr(Expr),
     /// A local function or lambda-free nested function declaration.
     LocalFn(FnId),
@@ -367,13 +367,13 @@ pub enum ExprKind {
     Block(Vec<Stmt>),
     Loop {
         kind: LoopKind,
-        /// Loop variable names for foreach loops.
-        vars: Vec<String>,
+        /// Loop variable names for foreach loops. (Boxed slices here keep every [`Expr`] small.)
+        vars: Box<[String]>,
         /// Condition for while loops; iterable for foreach; Java `for` init/cond/update in order.
-        header: Vec<Expr>,
+        header: Box<[Expr]>,
         body: Box<Expr>,
         /// Rust loop label / Kotlin label, without `'`/`@`.
-        label: Option<String>,
+        label: Option<Box<str>>,
     },
     Try {
         body: Box<Expr>,

@@ -1084,7 +1084,7 @@ impl<'a, 's> Cx<'a, 's> {
 
     fn push_lets(&mut self, n: Node, out: &mut Vec<Stmt>) {
         let bs = self.lower_var_decl(n);
-        out.extend(bs.into_iter().map(Stmt::Let));
+        out.extend(bs.into_iter().map(|b| Stmt::Let(Box::new(b))));
     }
 
     fn push_local_type(&mut self, n: Node, out: &mut Vec<Stmt>) {
@@ -1152,8 +1152,8 @@ impl<'a, 's> Cx<'a, 's> {
             span(n),
             ExprKind::Loop {
                 kind,
-                vars,
-                header,
+                vars: vars.into(),
+                header: header.into(),
                 body: Box::new(body),
                 label: None,
             },
@@ -1184,7 +1184,11 @@ impl<'a, 's> Cx<'a, 's> {
         let inits: Vec<Node> = children_with_field(n, fields().init);
         for i in inits {
             if i.kind() == "local_variable_declaration" {
-                let lets = self.lower_var_decl(i).into_iter().map(Stmt::Let).collect();
+                let lets = self
+                    .lower_var_decl(i)
+                    .into_iter()
+                    .map(|b| Stmt::Let(Box::new(b)))
+                    .collect();
                 header.push(Expr::new(span(i), ExprKind::Block(lets)));
             } else {
                 header.push(self.lower_expr(i));
@@ -1228,7 +1232,7 @@ impl<'a, 's> Cx<'a, 's> {
         };
         let mut e = self.lower_expr(inner);
         if let ExprKind::Loop { label: l, .. } = &mut e.kind {
-            *l = label;
+            *l = label.map(Into::into);
         }
         e
     }
@@ -2547,7 +2551,7 @@ public class IdempotencyInterceptor implements okhttp3.Interceptor, Serializable
         else {
             panic!()
         };
-        assert_eq!(vars, &vec!["p".to_string()]);
+        assert_eq!(&vars[..], ["p".to_string()]);
         assert_eq!(name_of(&header[0]), "payments");
     }
 

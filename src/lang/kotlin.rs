@@ -1230,7 +1230,7 @@ impl<'s> Cx<'_, 's> {
 
     fn local_property(&mut self, n: Node, out: &mut Vec<Stmt>) {
         let (bs, fs) = self.property(n, None);
-        out.extend(bs.into_iter().map(Stmt::Let));
+        out.extend(bs.into_iter().map(|b| Stmt::Let(Box::new(b))));
         out.extend(fs.into_iter().map(Stmt::LocalFn));
     }
 
@@ -2048,10 +2048,10 @@ impl<'s> Cx<'_, 's> {
         });
         ExprKind::Loop {
             kind,
-            vars,
-            header,
+            vars: vars.into(),
+            header: header.into(),
             body: Box::new(body),
-            label,
+            label: label.map(Into::into),
         }
     }
 }
@@ -2493,7 +2493,7 @@ fun send() {
             panic!("loop")
         };
         assert_eq!(*kind, LoopKind::ForEach);
-        assert_eq!(vars, &vec!["i".to_string()]);
+        assert_eq!(&vars[..], ["i".to_string()]);
         assert_eq!(label.as_deref(), Some("outer"));
         let (r, n, a) = call_parts(&header[0]);
         assert_eq!(n, "until");

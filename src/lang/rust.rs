@@ -558,7 +558,7 @@ impl<'s> Cx<'_, 's> {
                     td.fields.push(b);
                 }
             }
-            Scope::Block => out.push(Stmt::Let(b)),
+            Scope::Block => out.push(Stmt::Let(Box::new(b))),
         }
     }
 
@@ -1072,7 +1072,7 @@ impl<'s> Cx<'_, 's> {
                 init.clone()
             };
             let mutable = m || let_mut;
-            out.push(Stmt::Let(Binding {
+            out.push(Stmt::Let(Box::new(Binding {
                 name,
                 ty: ty.clone(),
                 init,
@@ -1085,7 +1085,7 @@ impl<'s> Cx<'_, 's> {
                 mutable,
                 span: span(n),
                 name_span,
-            }));
+            })));
         }
     }
 }
@@ -1682,10 +1682,10 @@ impl Cx<'_, '_> {
             span(n),
             ExprKind::Loop {
                 kind,
-                vars,
-                header,
+                vars: vars.into(),
+                header: header.into(),
                 body: Box::new(body),
-                label,
+                label: label.map(Into::into),
             },
         )
     }
@@ -2591,7 +2591,7 @@ fn f() {
             panic!()
         };
         assert_eq!(*kind, LoopKind::ForEach);
-        assert_eq!(vars, &["i", "item"]);
+        assert_eq!(&vars[..], ["i", "item"]);
         assert_eq!(show(&header[0]), "items.iter().enumerate()");
         assert_eq!(
             show(fe),
@@ -2620,7 +2620,7 @@ fn f() {
             .body
             .iter()
             .filter_map(|s| match s {
-                Stmt::Let(b) => Some(b),
+                Stmt::Let(b) => Some(&**b),
                 _ => None,
             })
             .collect();

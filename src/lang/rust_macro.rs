@@ -1375,10 +1375,10 @@ impl Cx<'_, '_> {
             join(start, bsp),
             ExprKind::Loop {
                 kind,
-                vars,
-                header,
+                vars: vars.into(),
+                header: header.into(),
                 body: Box::new(body),
-                label: label.as_ref().map(|l| l.name.ident.to_string()),
+                label: label.as_ref().map(|l| l.name.ident.to_string().into()),
             },
         )
     }
@@ -1567,7 +1567,7 @@ impl Cx<'_, '_> {
             names.push(("_".to_string(), self.tsp(&l.pat), false, None));
         }
         for (name, name_span, mutable, ty) in names {
-            out.push(Stmt::Let(Binding {
+            out.push(Stmt::Let(Box::new(Binding {
                 name,
                 ty,
                 init: init.clone(),
@@ -1580,7 +1580,7 @@ impl Cx<'_, '_> {
                 mutable,
                 span: sp,
                 name_span,
-            }));
+            })));
         }
     }
 
@@ -1592,7 +1592,7 @@ impl Cx<'_, '_> {
             }
             syn::Item::Const(c) => {
                 let init = self.syn_expr(&c.expr);
-                out.push(Stmt::Let(Binding {
+                out.push(Stmt::Let(Box::new(Binding {
                     name: c.ident.to_string(),
                     ty: Some(self.syn_ty(&c.ty).0),
                     init: Some(init),
@@ -1601,12 +1601,12 @@ impl Cx<'_, '_> {
                     mutable: false,
                     span: join(self.tsp(&c.const_token), self.tsp(&c.semi_token)),
                     name_span: self.sp(c.ident.span()),
-                }));
+                })));
             }
             syn::Item::Static(s) => {
                 let init = self.syn_expr(&s.expr);
                 let mutable = matches!(s.mutability, syn::StaticMutability::Mut(_));
-                out.push(Stmt::Let(Binding {
+                out.push(Stmt::Let(Box::new(Binding {
                     name: s.ident.to_string(),
                     ty: Some(self.syn_ty(&s.ty).0),
                     init: Some(init),
@@ -1615,7 +1615,7 @@ impl Cx<'_, '_> {
                     mutable,
                     span: join(self.tsp(&s.static_token), self.tsp(&s.semi_token)),
                     name_span: self.sp(s.ident.span()),
-                }));
+                })));
             }
             syn::Item::Macro(m) => {
                 let e = self.syn_macro(&m.mac);
