@@ -219,6 +219,9 @@ const GENERIC_NAMES: &[&str] = &[
     "id",
 ];
 
+/// Project functions a call may run, shared between memo and callers.
+type Targets = Rc<[FnRef]>;
+
 /// Evaluation state for one project. Not thread-safe (memo tables use `RefCell`); run one per
 /// thread if parallelised.
 ///
@@ -241,6 +244,10 @@ pub struct Flow<'p> {
     /// The lowest depth of an in-progress computation that the current one relied on.
     low: Cell<usize>,
     summary_depth: Cell<usize>,
+    /// [`Project::resolve_on_type`] answers by (type, method name, arity): a lookup on a widely
+    /// implemented type walks every implementation, and the same few are asked for again and
+    /// again.
+    on_type: RefCell<HashMap<(String, String, usize), Targets>>,
 }
 
 impl<'p> Flow<'p> {
@@ -256,7 +263,19 @@ impl<'p> Flow<'p> {
             in_progress: RefCell::default(),
             low: Cell::new(usize::MAX),
             summary_depth: Cell::new(0),
+            on_type: RefCell::default(),
         }
+    }
+
+    /// [`Project::resolve_on_type`], remembered.
+    fn resolve_on_type(&self, ty: &str, name: &str, arity: usize) -> Rc<[FnRef]> {
+        let key = (ty.to_string(), name.to_string(), arity);
+        if let Some(v) = self.on_type.borrow().get(&key) {
+            return v.clone();
+        }
+        let v: Rc<[FnRef]> = self.p.resolve_on_type(ty, name, arity).into();
+        self.on_type.borrow_mut().insert(key, v.clone());
+        v
     }
 
     /// Every fresh value reaching a key sink in function `f` (not in its lambdas; they are
@@ -607,9 +626,9 @@ impl<'p> Flow<'p> {
                 .and_then(|o| self.p.units[at.unit].facts.types[o].name.as_deref())
                 .map(simple_name);
             if let Some(n) = my_name {
-                let on_type = self.p.resolve_on_type(n, name, arity);
+                let on_type = self.resolve_on_type(n, name, arity);
                 if !on_type.is_empty() {
-                    return (on_type, false);
+                    return (on_type.to_vec(), false);
                 }
             }
             let same_file = self.p.resolve_in_unit(at.unit, name, arity);
@@ -642,7 +661,7 @@ impl<'p> Flow<'p> {
             return (ext, false);
         }
         if let Some(t) = path_type.as_deref().or(recv_type) {
-            let all = self.p.resolve_on_type(t, name, arity);
+            let all = self.resolve_on_type(t, name, arity);
             // The type's own implementation, when it has one, is what runs.
             let own: Vec<FnRef> = all
                 .iter()
@@ -661,7 +680,7 @@ impl<'p> Flow<'p> {
             if !own.is_empty() {
                 return (own, false);
             }
-            return (all, true);
+            return (all.to_vec(), true);
         }
         (self.unique(name, arity), false)
     }

@@ -288,6 +288,15 @@ impl Project {
             .unwrap_or(&[])
     }
 
+    /// The named functions called `name` declared in unit `u`, in order.
+    pub fn fns_named_in(&self, u: usize, name: &str) -> &[FnRef] {
+        self.index
+            .fns_by_unit
+            .get(&(u, name.to_string()))
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+    }
+
     pub fn count_named(&self, name: &str) -> usize {
         self.index.fns_by_name.get(name).map_or(0, Vec::len)
     }

@@ -494,14 +494,12 @@ impl<'p> Coord<'p> {
         let cands = self.p.fns_named(name);
         if own {
             let my = self.p.enclosing_type(named_fn(self.p, at));
-            let mine: Vec<FnRef> = cands
+            let mine: Vec<FnRef> = self
+                .p
+                .fns_named_in(at.unit, name)
                 .iter()
                 .copied()
-                .filter(|f| {
-                    f.unit == at.unit
-                        && self.p.func(*f).owner.is_some()
-                        && self.p.func(*f).owner == my
-                })
+                .filter(|f| self.p.func(*f).owner.is_some() && self.p.func(*f).owner == my)
                 .collect();
             if !mine.is_empty() {
                 return mine;
@@ -513,22 +511,30 @@ impl<'p> Coord<'p> {
                 .type_in(at, r)
                 .or_else(|| r.path_text().map(|p| simple_name(&p).to_string()))
         {
-            let on: Vec<FnRef> = cands
-                .iter()
-                .copied()
-                .filter(|f| {
-                    self.p.func(*f).owner.is_some_and(|o| {
-                        let ty = &self.p.units[f.unit].facts.types[o];
-                        ty.name.as_deref().map(simple_name) == Some(t.as_str())
-                            || self
-                                .p
-                                .all_supertypes(crate::project::TypeRef { unit: f.unit, t: o })
-                                .contains(&t)
+            // Every method of that name on the type or below it: the same few are asked for
+            // again and again, and each answer walks every method of the name.
+            let key = (name.to_string(), t);
+            let known = self.methods_on.borrow().get(&key).cloned();
+            let on = known.unwrap_or_else(|| {
+                let on: std::rc::Rc<[FnRef]> = cands
+                    .iter()
+                    .copied()
+                    .filter(|f| {
+                        self.p.func(*f).owner.is_some_and(|o| {
+                            let ty = &self.p.units[f.unit].facts.types[o];
+                            ty.name.as_deref().map(simple_name) == Some(key.1.as_str())
+                                || self
+                                    .p
+                                    .all_supertypes(crate::project::TypeRef { unit: f.unit, t: o })
+                                    .contains(&key.1)
+                        })
                     })
-                })
-                .collect();
+                    .collect();
+                self.methods_on.borrow_mut().insert(key, on.clone());
+                on
+            });
             if !on.is_empty() {
-                return on;
+                return on.to_vec();
             }
         }
         if cands.len() <= 2 {

@@ -24,6 +24,9 @@ pub use events::Reach;
 /// A constant by (unit it is read in, owner type as written, name).
 type ConstKey = (usize, Option<String>, String);
 
+/// Project functions a call or reference may run, shared between memo and callers.
+type Targets = std::rc::Rc<[FnRef]>;
+
 /// Call name -> (caller, call span).
 type CallIndex = HashMap<String, Vec<(FnRef, Span)>>;
 
@@ -44,6 +47,8 @@ pub struct Coord<'p> {
     /// Call name -> (caller, call span) for every call in the project, built on first use.
     calls_by_name: RefCell<Option<CallIndex>>,
     checked: RefCell<HashMap<FnRef, std::rc::Rc<Vec<Span>>>>,
+    /// Methods a method reference on a type may run, by (name, type).
+    methods_on: RefCell<HashMap<(String, String), Targets>>,
 }
 
 impl<'p> Coord<'p> {
@@ -67,6 +72,7 @@ impl<'p> Coord<'p> {
             const_texts: RefCell::default(),
             calls_by_name: RefCell::default(),
             checked: RefCell::default(),
+            methods_on: RefCell::default(),
         }
     }
 
