@@ -4,9 +4,10 @@
 //! A call's name, a type's name and a string literal's words are written in the file, so a
 //! file whose text contains none of the words a pass matches against cannot have a match.
 //! Three things the front ends produce are not written as such, and the check allows for
-//! them: Kotlin's `f(x)` on a function value is a call named `invoke`; Kotlin and Rust decode
-//! `\u..` escapes in string literals; Java drops a text block's `\<newline>`. A file with any of
-//! these passes whenever it could matter.
+//! them: Kotlin's `f(x)` on a function value is a call named `invoke`; Kotlin decodes `\u..`
+//! escapes in string literals; Java joins a text block's lines at a `\` that ends one (after
+//! its trailing spaces are stripped). A file with any of these passes whenever it could
+//! matter.
 
 use crate::facts::Lang;
 use crate::project::Project;
@@ -20,8 +21,19 @@ pub struct Needles {
     invoke: bool,
 }
 
-/// Text that the lowering decodes into something else (string escapes, line continuations).
-const DECODED: &[&str] = &["\\u", "\\\n", "\\\r\n"];
+/// A string escape that the lowering decodes into other letters.
+const DECODED: &[&str] = &["\\u"];
+
+/// A `\` that ends a line, maybe before trailing white space (which a Java text block strips
+/// first): the block joins the line with the next one there.
+fn has_line_continuation(text: &str) -> bool {
+    text.match_indices('\\').any(|(i, _)| {
+        text[i + 1..]
+            .chars()
+            .find(|c| *c == '\n' || !c.is_whitespace())
+            .is_none_or(|c| c == '\n')
+    })
+}
 
 impl Needles {
     pub fn new<'a>(words: impl IntoIterator<Item = &'a str>) -> Needles {
@@ -40,7 +52,7 @@ impl Needles {
             return true;
         }
         match &self.words {
-            Some(ac) => ac.is_match(text),
+            Some(ac) => ac.is_match(text) || has_line_continuation(text),
             // Too many words to build a matcher (cannot happen at our sizes): stay exact.
             None => true,
         }
@@ -68,6 +80,9 @@ mod tests {
         // An escape may spell a word out: such files always pass.
         assert!(n.may_contain(Lang::Kotlin, "q(\"pg\\u005fadvisory_lock(1)\")"));
         assert!(n.may_contain(Lang::Java, "q(\"\"\"\n  pg_advisory_\\\nlock\"\"\")"));
+        // Trailing spaces after the `\` are stripped before the lines are joined.
+        assert!(n.may_contain(Lang::Java, "q(\"\"\"\n  pg_advisory_\\   \r\nlock\"\"\")"));
+        assert!(!n.may_contain(Lang::Java, "s.split(\"\\\\s+\"); x.lock();"));
         // `invoke` is what Kotlin calls a function value by.
         let inv = Needles::new(["invoke"]);
         assert!(inv.may_contain(Lang::Kotlin, "fun f(g: () -> Unit) = g()"));

@@ -35,7 +35,7 @@ pub struct Coord<'p> {
     pub p: &'p Project,
     pub cat: &'p Catalog,
     pub flow: Flow<'p>,
-    pub posts: std::sync::Arc<endpoints::Posts>,
+    pub posts: endpoints::Posts,
     reach: RefCell<HashMap<FnRef, Reach>>,
     in_progress: RefCell<Vec<FnRef>>,
     /// Literal text of constants, by (unit, owner, name).
@@ -52,14 +52,20 @@ pub struct Coord<'p> {
 }
 
 impl<'p> Coord<'p> {
-    /// An analysis that knows the project's POSTs to money endpoints (`posts`, from
-    /// [`Coord::find_posts`]; empty when the rules that run need none).
+    /// An analysis that knows the project's POSTs to money endpoints when `want_posts`
+    /// (`interceptors` is asked for only if there is one).
     pub fn new(
         p: &'p Project,
         cat: &'p Catalog,
-        posts: std::sync::Arc<endpoints::Posts>,
+        interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
+        want_posts: bool,
     ) -> Coord<'p> {
         let flow = Flow::new(p, cat);
+        let posts = if want_posts {
+            endpoints::find(p, cat, &flow, interceptors)
+        } else {
+            endpoints::Posts::default()
+        };
         Coord {
             p,
             cat,
@@ -74,16 +80,6 @@ impl<'p> Coord<'p> {
             checked: RefCell::default(),
             methods_on: RefCell::default(),
         }
-    }
-
-    /// Every POST to a money endpoint in the project (with its own analysis state, so that
-    /// several analyses can share the answer).
-    pub fn find_posts(
-        p: &'p Project,
-        cat: &'p Catalog,
-        interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
-    ) -> endpoints::Posts {
-        endpoints::find(p, cat, &Flow::new(p, cat), interceptors)
     }
 
     pub fn text(&self, unit: usize, span: Span) -> String {
