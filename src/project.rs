@@ -552,15 +552,17 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
         } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
         _ => None,
     };
+    // A binding's declared type, or the type its initialiser constructs.
+    let type_of = |b: &Binding| {
+        b.ty.as_deref()
+            .map(simple_name)
+            .map(str::to_string)
+            .or_else(|| b.init.as_ref().and_then(constructed))
+    };
     let mut fields: HashMap<&str, String> = HashMap::default();
     for t in &facts.types {
         for b in &t.fields {
-            if let Some(ty) =
-                b.ty.as_deref()
-                    .map(simple_name)
-                    .map(str::to_string)
-                    .or_else(|| b.init.as_ref().and_then(constructed))
-            {
+            if let Some(ty) = type_of(b) {
                 fields.insert(b.name.as_str(), ty);
             }
         }
@@ -570,12 +572,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
     for body in bodies {
         let mut locals: HashMap<&str, String> = HashMap::default();
         crate::flow::walk_lets(body, &mut |b| {
-            if let Some(ty) =
-                b.ty.as_deref()
-                    .map(simple_name)
-                    .map(str::to_string)
-                    .or_else(|| b.init.as_ref().and_then(constructed))
-            {
+            if let Some(ty) = type_of(b) {
                 locals.insert(b.name.as_str(), ty);
             }
         });
