@@ -10,7 +10,7 @@
 use crate::catalog::{Catalog, SourceKind, is_period_pattern};
 use crate::facts::{Arg, Binding, Expr, ExprKind, FnId, Lang, Span, Stmt, simple_name};
 use crate::hash::{HashMap, HashSet};
-use crate::project::{FnRef, Project};
+use crate::project::{FnRef, Project, Targets};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -219,9 +219,6 @@ const GENERIC_NAMES: &[&str] = &[
     "id",
 ];
 
-/// Project functions a call may run, shared between memo and callers.
-type Targets = Rc<[FnRef]>;
-
 /// Evaluation state for one project. Not thread-safe (memo tables use `RefCell`); run one per
 /// thread if parallelised.
 ///
@@ -268,12 +265,12 @@ impl<'p> Flow<'p> {
     }
 
     /// [`Project::resolve_on_type`], remembered.
-    fn resolve_on_type(&self, ty: &str, name: &str, arity: usize) -> Rc<[FnRef]> {
+    fn resolve_on_type(&self, ty: &str, name: &str, arity: usize) -> Targets {
         let key = (ty.to_string(), name.to_string(), arity);
         if let Some(v) = self.on_type.borrow().get(&key) {
             return v.clone();
         }
-        let v: Rc<[FnRef]> = self.p.resolve_on_type(ty, name, arity).into();
+        let v: Targets = self.p.resolve_on_type(ty, name, arity).into();
         self.on_type.borrow_mut().insert(key, v.clone());
         v
     }

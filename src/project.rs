@@ -22,6 +22,10 @@ pub struct FnRef {
     pub f: FnId,
 }
 
+/// Project functions a call or reference may run, as remembered by the analyses' memo
+/// tables and handed to their callers.
+pub type Targets = std::rc::Rc<[FnRef]>;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TypeRef {
     pub unit: usize,

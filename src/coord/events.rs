@@ -516,7 +516,7 @@ impl<'p> Coord<'p> {
             let key = (name.to_string(), t);
             let known = self.methods_on.borrow().get(&key).cloned();
             let on = known.unwrap_or_else(|| {
-                let on: std::rc::Rc<[FnRef]> = cands
+                let on: crate::project::Targets = cands
                     .iter()
                     .copied()
                     .filter(|f| {

@@ -16,16 +16,13 @@ use crate::catalog::Catalog;
 use crate::facts::{Binding, Expr, ExprKind, FnKind, Span, Stmt};
 use crate::flow::Flow;
 use crate::hash::HashMap;
-use crate::project::{FnRef, Project, walk_expr, walk_stmts};
+use crate::project::{FnRef, Project, Targets, walk_expr, walk_stmts};
 use std::cell::RefCell;
 
 pub use events::Reach;
 
 /// A constant by (unit it is read in, owner type as written, name).
 type ConstKey = (usize, Option<String>, String);
-
-/// Project functions a call or reference may run, shared between memo and callers.
-type Targets = std::rc::Rc<[FnRef]>;
 
 /// Call name -> (caller, call span).
 type CallIndex = HashMap<String, Vec<(FnRef, Span)>>;
