@@ -202,7 +202,7 @@ impl<'p> Coord<'p> {
             return;
         }
         for (sup, method) in &s.quartz_types {
-            if !quartz || !supers.iter().any(|x| x == sup) {
+            if !supers.iter().any(|x| x == sup) {
                 continue;
             }
             for &m in &ty.methods {
