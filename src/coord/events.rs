@@ -5,6 +5,7 @@
 use super::words::{is_leader_name, is_lock_name, is_money_name};
 use super::{Coord, named_fn};
 use crate::facts::{Expr, ExprKind, Span, simple_name};
+use crate::hash::HashMap;
 use crate::project::FnRef;
 
 /// Where something happened: function, span, source text.
@@ -36,62 +37,164 @@ impl Reach {
     }
 }
 
-const MAX_DEPTH: usize = 24;
 /// How many project calls deep a money-like *name* still counts as money moving.
 const MAX_NAME_DEPTH: usize = 3;
 
 impl<'p> Coord<'p> {
-    /// The first guard or money event of calling `f` (memoised; cycles give `Nothing`).
+    /// The first guard or money event of calling `f` (memoised).
+    ///
+    /// The answer does not depend on what was asked before: functions that call each other
+    /// (a strongly connected part of the call graph) are answered together, in a fixed order,
+    /// and a call into a part still being answered counts as nothing found yet.
     pub fn reach_fn(&self, f: FnRef) -> Reach {
+        if let Some(calls) = self.recording.borrow_mut().as_mut() {
+            calls.push(f);
+            return Reach::Nothing;
+        }
         if let Some(r) = self.reach.borrow().get(&f) {
             return r.clone();
         }
-        // Computed earlier in this outermost query, provisionally (inside a cycle).
-        if let Some(r) = self.partial.borrow().get(&f) {
+        if let Some(r) = self.solving.borrow().get(&f) {
             return r.clone();
         }
-        if let Some(i) = self.in_progress.borrow().iter().position(|x| *x == f) {
-            // A cycle: this answer is provisional for every frame above `i`.
-            self.low.set(self.low.get().min(i));
-            return Reach::Nothing;
-        }
-        if self.in_progress.borrow().len() > MAX_DEPTH {
-            // Cut short: provisional for every frame above, like a cycle to the root.
-            self.low.set(0);
-            return Reach::Nothing;
-        }
-        let depth = self.in_progress.borrow().len();
-        let saved_low = self.low.replace(usize::MAX);
-        self.in_progress.borrow_mut().push(f);
+        self.solve(f);
+        self.reach
+            .borrow()
+            .get(&f)
+            .cloned()
+            .unwrap_or(Reach::Nothing)
+    }
+
+    /// The first event of `f`'s own body, with callees answered by [`Self::reach_fn`].
+    fn reach_body(&self, f: FnRef) -> Reach {
         let func = self.p.func(f);
-        let r = if let Some(a) = func
+        match func
             .annotations
             .iter()
             .find(|a| self.cat.coord.locks.annotations.contains(&a.name))
         {
-            Reach::Guarded(Loc {
+            Some(a) => Reach::Guarded(Loc {
                 at: f,
                 span: a.span,
                 what: format!("@{}", a.name),
-            })
-        } else {
-            self.reach_stmts(f, &func.body, None)
+            }),
+            None => self.reach_stmts(f, &func.body, None),
+        }
+    }
+
+    /// The project functions `f`'s walk may ask about: every callee it reaches when each
+    /// answers "nothing" (other answers only end the walk sooner).
+    fn callees_of(&self, f: FnRef) -> Vec<FnRef> {
+        let saved = self.recording.replace(Some(Vec::new()));
+        self.reach_body(f);
+        let mut calls = self.recording.replace(saved).unwrap_or_default();
+        let mut seen = crate::hash::HashSet::default();
+        calls.retain(|c| seen.insert(*c));
+        calls
+    }
+
+    /// Answers `root` and everything it may call that is not answered yet, one strongly
+    /// connected part at a time, callees first (Tarjan's algorithm, without recursion).
+    fn solve(&self, root: FnRef) {
+        /// A function's place in the search: visit order, lowest reachable, still open.
+        struct Node {
+            order: usize,
+            low: usize,
+            open: bool,
+            calls: Vec<FnRef>,
+        }
+        let mut nodes: HashMap<FnRef, Node> = HashMap::default();
+        let mut open: Vec<FnRef> = Vec::new();
+        // (function, next call to look at)
+        let mut path: Vec<(FnRef, usize)> = Vec::new();
+        let visit = |f: FnRef, nodes: &mut HashMap<FnRef, Node>, open: &mut Vec<FnRef>| {
+            let order = nodes.len();
+            let calls = self.callees_of(f);
+            nodes.insert(
+                f,
+                Node {
+                    order,
+                    low: order,
+                    open: true,
+                    calls,
+                },
+            );
+            open.push(f);
         };
-        self.in_progress.borrow_mut().pop();
-        let my_low = self.low.get();
-        // Final unless it relied on a frame still in progress below this one (money or a
-        // guard found is final either way).
-        if my_low >= depth || !matches!(r, Reach::Nothing) {
-            self.reach.borrow_mut().insert(f, r.clone());
-        } else {
-            self.partial.borrow_mut().insert(f, r.clone());
+        visit(root, &mut nodes, &mut open);
+        path.push((root, 0));
+        while let Some(&(f, next)) = path.last() {
+            if let Some(&c) = nodes[&f].calls.get(next) {
+                path.last_mut().expect("a frame").1 += 1;
+                if self.reach.borrow().contains_key(&c) || self.solving.borrow().contains_key(&c) {
+                    continue;
+                }
+                match nodes.get(&c) {
+                    None => {
+                        visit(c, &mut nodes, &mut open);
+                        path.push((c, 0));
+                    }
+                    Some(n) if n.open => {
+                        let order = n.order;
+                        let me = nodes.get_mut(&f).expect("visited");
+                        me.low = me.low.min(order);
+                    }
+                    Some(_) => {}
+                }
+                continue;
+            }
+            path.pop();
+            let Node { order, low, .. } = nodes[&f];
+            if let Some(&(parent, _)) = path.last() {
+                let p = nodes.get_mut(&parent).expect("visited");
+                p.low = p.low.min(low);
+            }
+            if low == order {
+                let at = open.iter().rposition(|x| *x == f).expect("open");
+                let part: Vec<(FnRef, Vec<FnRef>)> = open
+                    .split_off(at)
+                    .into_iter()
+                    .map(|g| {
+                        let n = nodes.get_mut(&g).expect("visited");
+                        n.open = false;
+                        (g, std::mem::take(&mut n.calls))
+                    })
+                    .collect();
+                self.answer_part(part);
+            }
         }
-        if depth == 0 {
-            self.partial.borrow_mut().clear();
+    }
+
+    /// Answers one strongly connected part (functions with what they call), the same way
+    /// whatever query came in by. Each function first finds what it finds on its own, calls
+    /// into the part counting as nothing found; then its answer is its walk again with each
+    /// call into the part answered by that first finding (a call to itself still counting as
+    /// nothing). For two functions calling each other that is exactly each one's answer as
+    /// the start of the walk; longer cycles are followed one call deep.
+    fn answer_part(&self, part: Vec<(FnRef, Vec<FnRef>)>) {
+        if let [(f, calls)] = &part[..]
+            && !calls.contains(f)
+        {
+            let r = self.reach_body(*f);
+            self.reach.borrow_mut().insert(*f, r);
+            return;
         }
-        self.low
-            .set(saved_low.min(if my_low < depth { my_low } else { usize::MAX }));
-        r
+        let saved = self
+            .solving
+            .replace(part.iter().map(|(f, _)| (*f, Reach::Nothing)).collect());
+        let own: Vec<(FnRef, Reach)> = part
+            .iter()
+            .map(|(f, _)| (*f, self.reach_body(*f)))
+            .collect();
+        self.solving.replace(own.iter().cloned().collect());
+        let mut answers = Vec::with_capacity(own.len());
+        for (f, first) in own {
+            self.solving.borrow_mut().insert(f, Reach::Nothing);
+            answers.push((f, self.reach_body(f)));
+            self.solving.borrow_mut().insert(f, first);
+        }
+        self.solving.replace(saved);
+        self.reach.borrow_mut().extend(answers);
     }
 
     /// The first event in `stmts` of `at`, optionally only before position `until`.

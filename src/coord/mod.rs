@@ -18,6 +18,7 @@ use crate::flow::Flow;
 use crate::hash::HashMap;
 use crate::project::{FnRef, Project, Targets, walk_expr, walk_stmts};
 use std::cell::RefCell;
+use std::sync::Arc;
 
 pub use events::Reach;
 
@@ -32,15 +33,15 @@ pub struct Coord<'p> {
     pub p: &'p Project,
     pub cat: &'p Catalog,
     pub flow: Flow<'p>,
-    pub posts: endpoints::Posts,
+    pub posts: Arc<endpoints::Posts>,
+    /// Final answers of [`Coord::reach_fn`].
     reach: RefCell<HashMap<FnRef, Reach>>,
-    in_progress: RefCell<Vec<FnRef>>,
+    /// Answers so far for the functions of the call cycle being answered.
+    solving: RefCell<HashMap<FnRef, Reach>>,
+    /// While finding what a function calls: the project functions its walk asked about.
+    recording: RefCell<Option<Vec<FnRef>>>,
     /// Literal text of constants, by (unit, owner, name).
     const_texts: RefCell<HashMap<ConstKey, Option<String>>>,
-    /// Provisional summaries computed inside a cycle, for the current outermost query.
-    partial: RefCell<HashMap<FnRef, Reach>>,
-    /// The lowest in-progress frame the current summary relied on (cycle detection).
-    low: std::cell::Cell<usize>,
     /// Call name -> (caller, call span) for every call in the project, built on first use.
     calls_by_name: RefCell<Option<CallIndex>>,
     checked: RefCell<HashMap<FnRef, std::rc::Rc<Vec<Span>>>>,
@@ -49,34 +50,32 @@ pub struct Coord<'p> {
 }
 
 impl<'p> Coord<'p> {
-    /// An analysis that knows the project's POSTs to money endpoints when `want_posts`
-    /// (`interceptors` is asked for only if there is one).
-    pub fn new(
-        p: &'p Project,
-        cat: &'p Catalog,
-        interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
-        want_posts: bool,
-    ) -> Coord<'p> {
-        let flow = Flow::new(p, cat);
-        let posts = if want_posts {
-            endpoints::find(p, cat, &flow, interceptors)
-        } else {
-            endpoints::Posts::default()
-        };
+    /// An analysis that knows the project's POSTs to money endpoints (`posts`, from
+    /// [`Coord::find_posts`]; empty when the rules that run need none).
+    pub fn new(p: &'p Project, cat: &'p Catalog, posts: Arc<endpoints::Posts>) -> Coord<'p> {
         Coord {
             p,
             cat,
-            flow,
+            flow: Flow::new(p, cat),
             posts,
             reach: RefCell::default(),
-            in_progress: RefCell::default(),
-            low: std::cell::Cell::new(usize::MAX),
-            partial: RefCell::default(),
+            solving: RefCell::default(),
+            recording: RefCell::default(),
             const_texts: RefCell::default(),
             calls_by_name: RefCell::default(),
             checked: RefCell::default(),
             methods_on: RefCell::default(),
         }
+    }
+
+    /// Every POST to a money endpoint in the project (`interceptors` is asked for only if
+    /// there is one), found once and shared by the analyses that need it.
+    pub fn find_posts(
+        p: &'p Project,
+        cat: &'p Catalog,
+        interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
+    ) -> endpoints::Posts {
+        endpoints::find(p, cat, &Flow::new(p, cat), interceptors)
     }
 
     pub fn text(&self, unit: usize, span: Span) -> String {

@@ -10,6 +10,7 @@ pub mod scheduler_lock;
 pub mod unstable_lock_key;
 
 use crate::catalog::Catalog;
+use crate::coord::endpoints::Posts;
 use crate::facts::{FnKind, Span};
 use crate::finding::{Finding, Severity};
 use crate::flow::{Flow, KeyFlow};
@@ -362,41 +363,54 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
         v.sort();
         v
     };
-    // POSTs are money events for the scheduler and guard rules too.
-    let want_posts = want("IDEM004") || want("IDEM005") || want("IDEM007");
-    // IDEM006 needs no POST sites and shares nothing with the others: it runs on its own
-    // thread when there is one, with its own analysis state. IDEM004, IDEM005 and IDEM007
-    // share one, in that order: `Coord::reach_fn` keeps an answer found inside a call cycle,
-    // so what IDEM005 sees can depend on what IDEM004 asked first. The findings are joined in
-    // a fixed order.
-    let (mut money, locks) = rayon::join(
+    // IDEM006 needs no POST sites and shares nothing with the others: it runs beside them.
+    // POSTs are money events for the scheduler and guard rules too: found first, then
+    // IDEM004 runs beside IDEM005 and IDEM007. Each has its own analysis state (a memoised
+    // walk gives the same answer whatever was asked before it; `Coord::reach_fn`), and the
+    // findings are joined in a fixed order.
+    let coord = |posts: &Arc<Posts>| crate::coord::Coord::new(ctx.p, ctx.cat, posts.clone());
+    let ((mut money, guards), locks) = rayon::join(
         || {
-            let mut out = Vec::new();
-            if want("IDEM004") || want("IDEM005") || want("IDEM007") {
-                let co = timed("coordination set-up (POST sites)", || {
-                    crate::coord::Coord::new(ctx.p, ctx.cat, &interceptors, want_posts)
-                });
-                if want("IDEM004") {
-                    timed("IDEM004", || scheduler_lock::check(ctx, &co, &mut out));
-                }
-                if want("IDEM005") {
-                    timed("IDEM005", || check_then_act::check(ctx, &co, &mut out));
-                }
-                if want("IDEM007") {
-                    timed("IDEM007", || payment_post::check(ctx, &co, &mut out));
-                }
+            if !(want("IDEM004") || want("IDEM005") || want("IDEM007")) {
+                return (Vec::new(), Vec::new());
             }
-            out
+            let posts = Arc::new(timed("POST sites", || {
+                crate::coord::Coord::find_posts(ctx.p, ctx.cat, &interceptors)
+            }));
+            rayon::join(
+                || {
+                    let mut out = Vec::new();
+                    if want("IDEM004") {
+                        let co = coord(&posts);
+                        timed("IDEM004", || scheduler_lock::check(ctx, &co, &mut out));
+                    }
+                    out
+                },
+                || {
+                    let mut out = Vec::new();
+                    if want("IDEM005") || want("IDEM007") {
+                        let co = coord(&posts);
+                        if want("IDEM005") {
+                            timed("IDEM005", || check_then_act::check(ctx, &co, &mut out));
+                        }
+                        if want("IDEM007") {
+                            timed("IDEM007", || payment_post::check(ctx, &co, &mut out));
+                        }
+                    }
+                    out
+                },
+            )
         },
         || {
             let mut out = Vec::new();
             if want("IDEM006") {
-                let co = crate::coord::Coord::new(ctx.p, ctx.cat, &interceptors, false);
+                let co = coord(&Arc::default());
                 timed("IDEM006", || unstable_lock_key::check(ctx, &co, &mut out));
             }
             out
         },
     );
+    money.extend(guards);
     money.extend(locks);
     out.extend(money);
 }
