@@ -83,14 +83,15 @@ impl<'p> Coord<'p> {
     }
 
     /// The project functions `f`'s walk may ask about: every callee it reaches when each
-    /// answers "nothing" (other answers only end the walk sooner).
-    fn callees_of(&self, f: FnRef) -> Vec<FnRef> {
+    /// answers "nothing" (other answers only end the walk sooner), and what the walk finds
+    /// then.
+    fn callees_of(&self, f: FnRef) -> (Vec<FnRef>, Reach) {
         let saved = self.recording.replace(Some(Vec::new()));
-        self.reach_body(f);
+        let found = self.reach_body(f);
         let mut calls = self.recording.replace(saved).unwrap_or_default();
         let mut seen = crate::hash::HashSet::default();
         calls.retain(|c| seen.insert(*c));
-        calls
+        (calls, found)
     }
 
     /// Answers `root` and everything it may call that is not answered yet, one strongly
@@ -102,6 +103,7 @@ impl<'p> Coord<'p> {
             low: usize,
             open: bool,
             calls: Vec<FnRef>,
+            found: Reach,
         }
         let mut nodes: HashMap<FnRef, Node> = HashMap::default();
         let mut open: Vec<FnRef> = Vec::new();
@@ -109,7 +111,7 @@ impl<'p> Coord<'p> {
         let mut path: Vec<(FnRef, usize)> = Vec::new();
         let visit = |f: FnRef, nodes: &mut HashMap<FnRef, Node>, open: &mut Vec<FnRef>| {
             let order = nodes.len();
-            let calls = self.callees_of(f);
+            let (calls, found) = self.callees_of(f);
             nodes.insert(
                 f,
                 Node {
@@ -117,6 +119,7 @@ impl<'p> Coord<'p> {
                     low: order,
                     open: true,
                     calls,
+                    found,
                 },
             );
             open.push(f);
@@ -151,13 +154,17 @@ impl<'p> Coord<'p> {
             }
             if low == order {
                 let at = open.iter().rposition(|x| *x == f).expect("open");
-                let part: Vec<(FnRef, Vec<FnRef>)> = open
+                let part: Vec<(FnRef, Vec<FnRef>, Reach)> = open
                     .split_off(at)
                     .into_iter()
                     .map(|g| {
                         let n = nodes.get_mut(&g).expect("visited");
                         n.open = false;
-                        (g, std::mem::take(&mut n.calls))
+                        (
+                            g,
+                            std::mem::take(&mut n.calls),
+                            std::mem::replace(&mut n.found, Reach::Nothing),
+                        )
                     })
                     .collect();
                 self.answer_part(part);
@@ -171,21 +178,47 @@ impl<'p> Coord<'p> {
     /// call into the part answered by that first finding (a call to itself still counting as
     /// nothing). For two functions calling each other that is exactly each one's answer as
     /// the start of the walk; longer cycles are followed one call deep.
-    fn answer_part(&self, part: Vec<(FnRef, Vec<FnRef>)>) {
-        if let [(f, calls)] = &part[..]
+    ///
+    /// A function whose callees all find nothing finds what its first walk found (`found`,
+    /// made with every call answered "nothing"); only the others are walked again.
+    fn answer_part(&self, part: Vec<(FnRef, Vec<FnRef>, Reach)>) {
+        let all_nothing = |calls: &[FnRef]| {
+            let reach = self.reach.borrow();
+            calls
+                .iter()
+                .all(|c| matches!(reach.get(c), Some(Reach::Nothing)))
+        };
+        if let [(f, calls, found)] = &part[..]
             && !calls.contains(f)
         {
-            let r = self.reach_body(*f);
+            let r = if all_nothing(calls) {
+                found.clone()
+            } else {
+                self.reach_body(*f)
+            };
             self.reach.borrow_mut().insert(*f, r);
             return;
         }
         let saved = self
             .solving
-            .replace(part.iter().map(|(f, _)| (*f, Reach::Nothing)).collect());
+            .replace(part.iter().map(|(f, ..)| (*f, Reach::Nothing)).collect());
+        // Pass 1: calls into the part find nothing.
         let own: Vec<(FnRef, Reach)> = part
-            .iter()
-            .map(|(f, _)| (*f, self.reach_body(*f)))
+            .into_iter()
+            .map(|(f, calls, found)| {
+                let outside: Vec<FnRef> = calls
+                    .into_iter()
+                    .filter(|c| !self.solving.borrow().contains_key(c))
+                    .collect();
+                let r = if all_nothing(&outside) {
+                    found
+                } else {
+                    self.reach_body(f)
+                };
+                (f, r)
+            })
             .collect();
+        // Pass 2: they find what pass 1 found, but a function's call to itself finds nothing.
         self.solving.replace(own.iter().cloned().collect());
         let mut answers = Vec::with_capacity(own.len());
         for (f, first) in own {
