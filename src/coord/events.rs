@@ -40,12 +40,18 @@ impl Reach {
 /// How many project calls deep a money-like *name* still counts as money moving.
 const MAX_NAME_DEPTH: usize = 3;
 
+/// How many project calls deep money still counts as moved by the code that calls down there
+/// (longer chains are not evidence, and the paths stay short).
+const MAX_DEPTH: usize = 24;
+/// How many rounds the functions of one call cycle are walked again to settle their answers.
+const MAX_ROUNDS: usize = 8;
+
 impl<'p> Coord<'p> {
     /// The first guard or money event of calling `f` (memoised).
     ///
     /// The answer does not depend on what was asked before: functions that call each other
-    /// (a strongly connected part of the call graph) are answered together, in a fixed order,
-    /// and a call into a part still being answered counts as nothing found yet.
+    /// (a strongly connected part of the call graph) are answered together
+    /// ([`Self::answer_part`]), after every function they call outside it.
     pub fn reach_fn(&self, f: FnRef) -> Reach {
         if let Some(calls) = self.recording.borrow_mut().as_mut() {
             calls.push(f);
@@ -54,8 +60,18 @@ impl<'p> Coord<'p> {
         if let Some(r) = self.reach.borrow().get(&f) {
             return r.clone();
         }
-        if let Some(r) = self.solving.borrow().get(&f) {
-            return r.clone();
+        if let Some(m) = self.walking.get() {
+            // Answering `m`: everything it calls is answered or in its part.
+            return match self.solving.borrow().get(&f) {
+                // A call back into `m`, or into an answer that goes through `m`, finds
+                // nothing new: as if the walk had started at `m`.
+                Some(r) if f != m && !self.goes_through(r, m) => r.clone(),
+                Some(_) => Reach::Nothing,
+                None => {
+                    debug_assert!(false, "{f:?} was not recorded as a callee of {m:?}");
+                    Reach::Nothing
+                }
+            };
         }
         self.solve(f);
         self.reach
@@ -63,6 +79,24 @@ impl<'p> Coord<'p> {
             .get(&f)
             .cloned()
             .unwrap_or(Reach::Nothing)
+    }
+
+    /// Does answer `r` pass through function `m` (or a lambda written in it)?
+    fn goes_through(&self, r: &Reach, m: FnRef) -> bool {
+        let inside = |l: &Loc| self.p.ancestors(l.at).any(|a| a == m);
+        match r {
+            Reach::Nothing => false,
+            Reach::Guarded(g) => inside(g),
+            Reach::Money { at, path, .. } => inside(at) || path.iter().any(inside),
+        }
+    }
+
+    /// `reach_body(f)` as part of answering it: calls are looked up, never solved.
+    fn answer_walk(&self, f: FnRef) -> Reach {
+        let saved = self.walking.replace(Some(f));
+        let r = self.reach_body(f);
+        self.walking.set(saved);
+        r
     }
 
     /// The first event of `f`'s own body, with callees answered by [`Self::reach_fn`].
@@ -172,21 +206,24 @@ impl<'p> Coord<'p> {
         }
     }
 
-    /// Answers one strongly connected part (functions with what they call), the same way
-    /// whatever query came in by. Each function first finds what it finds on its own, calls
-    /// into the part counting as nothing found; then its answer is its walk again with each
-    /// call into the part answered by that first finding (a call to itself still counting as
-    /// nothing). For two functions calling each other that is exactly each one's answer as
-    /// the start of the walk; longer cycles are followed one call deep.
+    /// Answers one strongly connected part (functions with what they call and what their
+    /// recording walk found), the same way whatever query came in by.
     ///
-    /// A function whose callees all find nothing finds what its first walk found (`found`,
-    /// made with every call answered "nothing"); only the others are walked again.
+    /// The functions are walked in rounds (until nothing changes, at most [`MAX_ROUNDS`]), in
+    /// an order fixed by the part itself: depth-first from its first function, callees before
+    /// callers. A call into the part finds what the callee found last (nothing before its
+    /// first walk), except that an answer that comes back through the function being walked
+    /// finds nothing, as when the walk starts there. A function whose callees all find nothing
+    /// keeps what its recording walk found.
     fn answer_part(&self, part: Vec<(FnRef, Vec<FnRef>, Reach)>) {
         let all_nothing = |calls: &[FnRef]| {
-            let reach = self.reach.borrow();
-            calls
-                .iter()
-                .all(|c| matches!(reach.get(c), Some(Reach::Nothing)))
+            let (reach, solving) = (self.reach.borrow(), self.solving.borrow());
+            calls.iter().all(|c| {
+                matches!(
+                    reach.get(c).or_else(|| solving.get(c)),
+                    Some(Reach::Nothing)
+                )
+            })
         };
         if let [(f, calls, found)] = &part[..]
             && !calls.contains(f)
@@ -194,39 +231,32 @@ impl<'p> Coord<'p> {
             let r = if all_nothing(calls) {
                 found.clone()
             } else {
-                self.reach_body(*f)
+                self.answer_walk(*f)
             };
             self.reach.borrow_mut().insert(*f, r);
             return;
         }
-        let saved = self
-            .solving
+        self.solving
             .replace(part.iter().map(|(f, ..)| (*f, Reach::Nothing)).collect());
-        // Pass 1: calls into the part find nothing.
-        let own: Vec<(FnRef, Reach)> = part
-            .into_iter()
-            .map(|(f, calls, found)| {
-                let outside: Vec<FnRef> = calls
-                    .into_iter()
-                    .filter(|c| !self.solving.borrow().contains_key(c))
-                    .collect();
-                let r = if all_nothing(&outside) {
-                    found
+        let order = callees_first(&part);
+        for _ in 0..MAX_ROUNDS {
+            let mut changed = false;
+            for &i in &order {
+                let (f, calls, found) = &part[i];
+                let r = if all_nothing(calls) {
+                    found.clone()
                 } else {
-                    self.reach_body(f)
+                    self.answer_walk(*f)
                 };
-                (f, r)
-            })
-            .collect();
-        // Pass 2: they find what pass 1 found, but a function's call to itself finds nothing.
-        self.solving.replace(own.iter().cloned().collect());
-        let mut answers = Vec::with_capacity(own.len());
-        for (f, first) in own {
-            self.solving.borrow_mut().insert(f, Reach::Nothing);
-            answers.push((f, self.reach_body(f)));
-            self.solving.borrow_mut().insert(f, first);
+                let mut solving = self.solving.borrow_mut();
+                let old = solving.insert(*f, r).expect("a member");
+                changed |= !same(&old, &solving[f]);
+            }
+            if !changed {
+                break;
+            }
         }
-        self.solving.replace(saved);
+        let answers = std::mem::take(&mut *self.solving.borrow_mut());
         self.reach.borrow_mut().extend(answers);
     }
 
@@ -247,10 +277,17 @@ impl<'p> Coord<'p> {
     /// The first event in these expressions, in order.
     pub fn reach_exprs(&self, items: Vec<(FnRef, &'p Expr)>, until: Option<usize>) -> Reach {
         let mut stack: Vec<(FnRef, &'p Expr)> = items.into_iter().rev().collect();
+        // The recording walk is not cut short: it must see every call a real walk (which
+        // skips what a lock runs) can reach.
+        let cap = if self.recording.borrow().is_some() {
+            usize::MAX
+        } else {
+            200_000
+        };
         let mut steps = 0usize;
         while let Some((at, e)) = stack.pop() {
             steps += 1;
-            if steps > 200_000 {
+            if steps > cap {
                 break;
             }
             if until.is_some_and(|u| e.span.start >= u) {
@@ -597,6 +634,7 @@ impl<'p> Coord<'p> {
                     path,
                     ..
                 } if path.len() >= MAX_NAME_DEPTH => {}
+                Reach::Money { path, .. } if path.len() >= MAX_DEPTH => {}
                 Reach::Money {
                     at: m,
                     mut path,
@@ -878,4 +916,68 @@ fn runs_work(e: &Expr) -> bool {
         super::peel(&a.value).kind,
         ExprKind::Lambda(_) | ExprKind::MethodRef { .. } | ExprKind::Object(_)
     ) || matches!(&a.value.kind, ExprKind::Cast { expr, .. } if matches!(expr.kind, ExprKind::MethodRef { .. } | ExprKind::Lambda(_)))))
+}
+
+/// Do two answers say the same thing (same event, same path)?
+fn same(a: &Reach, b: &Reach) -> bool {
+    let at = |l: &Loc| (l.at, l.span);
+    match (a, b) {
+        (Reach::Nothing, Reach::Nothing) => true,
+        (Reach::Guarded(x), Reach::Guarded(y)) => at(x) == at(y),
+        (
+            Reach::Money {
+                at: x,
+                path: px,
+                by_name: bx,
+            },
+            Reach::Money {
+                at: y,
+                path: py,
+                by_name: by,
+            },
+        ) => {
+            at(x) == at(y)
+                && bx == by
+                && px.len() == py.len()
+                && px.iter().zip(py).all(|(p, q)| at(p) == at(q))
+        }
+        _ => false,
+    }
+}
+
+/// The functions of a part (by index), depth-first from the least one along the calls each
+/// makes, in post-order: callees before their callers, except along a cycle.
+fn callees_first(part: &[(FnRef, Vec<FnRef>, Reach)]) -> Vec<usize> {
+    let pos: HashMap<FnRef, usize> = part.iter().enumerate().map(|(i, p)| (p.0, i)).collect();
+    let mut starts: Vec<usize> = (0..part.len()).collect();
+    starts.sort_by_key(|&i| part[i].0);
+    let mut seen = vec![false; part.len()];
+    let mut order = Vec::with_capacity(part.len());
+    for s in starts {
+        if seen[s] {
+            continue;
+        }
+        seen[s] = true;
+        // (member, next call to look at)
+        let mut stack = vec![(s, 0usize)];
+        while let Some((i, next)) = stack.last_mut() {
+            let i = *i;
+            match part[i].1.get(*next) {
+                Some(c) => {
+                    *next += 1;
+                    if let Some(&j) = pos.get(c)
+                        && !seen[j]
+                    {
+                        seen[j] = true;
+                        stack.push((j, 0));
+                    }
+                }
+                None => {
+                    order.push(i);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    order
 }

@@ -40,6 +40,8 @@ pub struct Coord<'p> {
     solving: RefCell<HashMap<FnRef, Reach>>,
     /// While finding what a function calls: the project functions its walk asked about.
     recording: RefCell<Option<Vec<FnRef>>>,
+    /// The function being walked to answer it (calls are then looked up, never solved).
+    walking: std::cell::Cell<Option<FnRef>>,
     /// Literal text of constants, by (unit, owner, name).
     const_texts: RefCell<HashMap<ConstKey, Option<String>>>,
     /// Call name -> (caller, call span) for every call in the project, built on first use.
@@ -61,6 +63,7 @@ impl<'p> Coord<'p> {
             reach: RefCell::default(),
             solving: RefCell::default(),
             recording: RefCell::default(),
+            walking: std::cell::Cell::new(None),
             const_texts: RefCell::default(),
             calls_by_name: RefCell::default(),
             checked: RefCell::default(),
