@@ -39,8 +39,8 @@ pub struct Index {
     /// (owner type simple name, method name) -> methods; a companion object's methods are
     /// also filed under the enclosing type.
     methods_by_owner: HashMap<String, HashMap<String, Vec<FnRef>>>,
-    /// (unit, function name) -> functions of that file.
-    fns_by_unit: HashMap<(usize, String), Vec<FnRef>>,
+    /// Per unit: function name -> functions of that file.
+    fns_by_unit: Vec<HashMap<String, Vec<FnRef>>>,
     types_by_name: HashMap<String, Vec<TypeRef>>,
     /// Simple name -> every string literal a field/constant of that name is initialised with.
     constants: HashMap<String, Vec<String>>,
@@ -78,13 +78,21 @@ impl Project {
     pub fn new(units: Vec<Unit>) -> Project {
         let mut index = Index::default();
         // The registration scan walks every body: done per file in parallel, merged in order.
-        let registrations: Vec<Vec<(String, String)>> = {
+        // So are each file's functions by name.
+        let (registrations, by_unit): (Vec<Vec<(String, String)>>, Vec<_>) = {
             use rayon::prelude::*;
             units
                 .par_iter()
-                .map(|u| registrations_in(&u.facts))
-                .collect()
+                .enumerate()
+                .map(|(u, unit)| {
+                    (
+                        registrations_in(&unit.facts),
+                        fns_by_name_in(u, &unit.facts),
+                    )
+                })
+                .unzip()
         };
+        index.fns_by_unit = by_unit;
         for ((u, unit), regs) in units.iter().enumerate().zip(registrations) {
             index.add_unit(u, &unit.facts, regs);
         }
@@ -244,11 +252,8 @@ impl Project {
 
     /// Functions named `name` with `arity` parameters declared in unit `u`.
     pub fn resolve_in_unit(&self, u: usize, name: &str, arity: usize) -> Vec<FnRef> {
-        self.index
-            .fns_by_unit
-            .get(&(u, name.to_string()))
-            .into_iter()
-            .flatten()
+        self.fns_named_in(u, name)
+            .iter()
             .copied()
             .filter(|r| self.arity_ok(*r, arity))
             .collect()
@@ -296,7 +301,8 @@ impl Project {
     pub fn fns_named_in(&self, u: usize, name: &str) -> &[FnRef] {
         self.index
             .fns_by_unit
-            .get(&(u, name.to_string()))
+            .get(u)
+            .and_then(|m| m.get(name))
             .map(|v| v.as_slice())
             .unwrap_or(&[])
     }
@@ -481,10 +487,6 @@ impl Index {
             if let (Some(name), false) = (&f.name, f.kind == crate::facts::FnKind::Lambda) {
                 let r = FnRef { unit: u, f: i };
                 self.fns_by_name.entry(name.clone()).or_default().push(r);
-                self.fns_by_unit
-                    .entry((u, name.clone()))
-                    .or_default()
-                    .push(r);
                 if let Some(o) = f.owner {
                     let ty = &facts.types[o];
                     let mut owners: Vec<&str> =
@@ -542,6 +544,19 @@ impl Index {
     }
 }
 
+/// The named (non-lambda) functions of one file by name, in order.
+fn fns_by_name_in(u: usize, facts: &FileFacts) -> HashMap<String, Vec<FnRef>> {
+    let mut m: HashMap<String, Vec<FnRef>> = HashMap::default();
+    for (i, f) in facts.functions.iter().enumerate() {
+        if let (Some(name), false) = (&f.name, f.kind == crate::facts::FnKind::Lambda) {
+            m.entry(name.clone())
+                .or_default()
+                .push(FnRef { unit: u, f: i });
+        }
+    }
+    m
+}
+
 /// Interceptor registrations written in one file, as (type, registering call):
 /// `addNetworkInterceptor(new StripeKeys())`, `.addInterceptor(StripeKeys())`,
 /// `val keys = StripeKeys(); builder.addNetworkInterceptor(keys)`, a field holding one.
@@ -563,34 +578,43 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
             .map(str::to_string)
             .or_else(|| b.init.as_ref().and_then(constructed))
     };
-    let mut fields: HashMap<&str, String> = HashMap::default();
-    for t in &facts.types {
-        for b in &t.fields {
-            if let Some(ty) = type_of(b) {
-                fields.insert(b.name.as_str(), ty);
-            }
-        }
-    }
+    // Fields and locals by type, built only for bodies with a registering call.
+    let mut fields: Option<HashMap<&str, String>> = None;
     let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();
     bodies.push(&facts.top_level);
     for body in bodies {
+        let mut calls: Vec<(&String, &[crate::facts::Arg])> = Vec::new();
+        walk_stmts(body, &mut |e: &Expr| {
+            if let ExprKind::Call { name, args, .. } = &e.kind
+                && (name.starts_with("add")
+                    || name.ends_with("Interceptor")
+                    || name == "with"
+                    || name == "register")
+            {
+                calls.push((name, args));
+            }
+        });
+        if calls.is_empty() {
+            continue;
+        }
+        let fields = fields.get_or_insert_with(|| {
+            let mut m = HashMap::default();
+            for t in &facts.types {
+                for b in &t.fields {
+                    if let Some(ty) = type_of(b) {
+                        m.insert(b.name.as_str(), ty);
+                    }
+                }
+            }
+            m
+        });
         let mut locals: HashMap<&str, String> = HashMap::default();
         crate::flow::walk_lets(body, &mut |b| {
             if let Some(ty) = type_of(b) {
                 locals.insert(b.name.as_str(), ty);
             }
         });
-        walk_stmts(body, &mut |e: &Expr| {
-            let ExprKind::Call { name, args, .. } = &e.kind else {
-                return;
-            };
-            if !(name.starts_with("add")
-                || name.ends_with("Interceptor")
-                || name == "with"
-                || name == "register")
-            {
-                return;
-            }
+        for (name, args) in calls {
             for a in args {
                 let ty = constructed(&a.value).or_else(|| match &a.value.kind {
                     ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
@@ -604,7 +628,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
                     out.push((ty, name.clone()));
                 }
             }
-        });
+        }
     }
     out
 }
