@@ -486,7 +486,7 @@ impl Index {
         for (i, f) in facts.functions.iter().enumerate() {
             if let (Some(name), false) = (&f.name, f.kind == crate::facts::FnKind::Lambda) {
                 let r = FnRef { unit: u, f: i };
-                self.fns_by_name.entry(name.clone()).or_default().push(r);
+                push_to(&mut self.fns_by_name, name, r);
                 if let Some(o) = f.owner {
                     let ty = &facts.types[o];
                     let mut owners: Vec<&str> =
@@ -498,22 +498,22 @@ impl Index {
                         owners.push(simple_name(parent));
                     }
                     for owner in owners {
-                        self.methods_by_owner
-                            .entry(name.clone())
-                            .or_default()
-                            .entry(owner.to_string())
-                            .or_default()
-                            .push(r);
+                        let by_owner = match self.methods_by_owner.get_mut(name.as_str()) {
+                            Some(m) => m,
+                            None => self.methods_by_owner.entry(name.clone()).or_default(),
+                        };
+                        push_to(by_owner, owner, r);
                     }
                 }
             }
         }
         for (i, t) in facts.types.iter().enumerate() {
             if let Some(name) = &t.name {
-                self.types_by_name
-                    .entry(simple_name(name).to_string())
-                    .or_default()
-                    .push(TypeRef { unit: u, t: i });
+                push_to(
+                    &mut self.types_by_name,
+                    simple_name(name),
+                    TypeRef { unit: u, t: i },
+                );
             }
             for b in &t.fields {
                 self.add_constant(&b.name, b.init.as_ref());
@@ -533,13 +533,20 @@ impl Index {
     fn add_constant(&mut self, name: &str, init: Option<&Expr>) {
         let Some(init) = init else { return };
         if let Some(v) = const_str_syntactic(init) {
-            self.constants.entry(name.to_string()).or_default().push(v);
+            push_to(&mut self.constants, name, v);
         } else if let Some(other) = const_alias(init) {
             // `IDEMPOTENCY_KEY_NAME = HeaderName::from_static(IDEMPOTENCY_KEY)`
-            self.const_aliases
-                .entry(name.to_string())
-                .or_default()
-                .push(other);
+            push_to(&mut self.const_aliases, name, other);
+        }
+    }
+}
+
+/// `map[key].push(v)`, allocating the key only when it is new.
+fn push_to<T>(map: &mut HashMap<String, Vec<T>>, key: &str, v: T) {
+    match map.get_mut(key) {
+        Some(list) => list.push(v),
+        None => {
+            map.insert(key.to_string(), vec![v]);
         }
     }
 }

@@ -4,6 +4,7 @@
 //! key parameters.
 
 use super::{Coord, peel};
+use crate::catalog::contains_ignore_ascii_case;
 use crate::facts::{Arg, Expr, ExprKind, Span, simple_name};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, walk_expr, walk_stmts};
@@ -84,6 +85,9 @@ impl<'p> Coord<'p> {
                 let mut calls: Vec<&'p str> = Vec::new();
                 let params = &p.func(FnRef { unit: u, f }).params;
                 let names_param = |args: &[Arg]| {
+                    if params.is_empty() {
+                        return false;
+                    }
                     let mut yes = false;
                     for a in args {
                         walk_expr(&a.value, &mut |x| {
@@ -103,11 +107,10 @@ impl<'p> Coord<'p> {
                             // Advisory-lock SQL (also what `.bind(..)` keys hang off), and the
                             // "NX" of a redis-rs `cmd("SET")` chain.
                             ExprKind::Str(s) => {
-                                let low = s.to_ascii_lowercase();
-                                direct |= low == "nx"
+                                direct |= s.eq_ignore_ascii_case("nx")
                                     || ["advisory", "get_lock(", "sp_getapplock"]
                                         .iter()
-                                        .any(|k| low.contains(k));
+                                        .any(|k| contains_ignore_ascii_case(s, k));
                                 return;
                             }
                             _ => return,
