@@ -537,11 +537,16 @@ fn match_path(chars: &[(char, usize)], path: &str) -> Option<usize> {
             j -= 1;
         }
     }
-    // Before the path: a `/`, the start, or a computed base URL.
+    // Before the path: the start, a computed base URL, or a `/` after a host or a base URL.
+    // A literal path with a prefix of its own (`/ledger-service/api/v1/charges`) is an
+    // endpoint of the application's own server, not the provider's.
     if j == 0 {
         return Some(0);
     }
     match chars[j - 1].0 {
+        '/' if j > 1 && chars[0].0 == '/' && !chars[..j - 1].iter().any(|(c, _)| *c == HOLE) => {
+            None
+        }
         '/' => Some(j - 1),
         HOLE => Some(j),
         _ => None,
