@@ -285,46 +285,62 @@ fn pathological_parse_is_bounded() {
     );
 }
 
-/// A call chain thousands of functions long, and a cycle through all of them: answered
-/// without recursion and without quadratic paths. Money more than 24 calls below a job is
-/// not evidence against it; 10 calls below is.
+/// A call chain thousands of functions long, and a cycle through thousands: answered without
+/// recursion and without quadratic paths. Money more than 24 calls below a job is not
+/// evidence against it; 10 calls below is. A cycle too large to walk from each function
+/// answers calls into it with the money one of its functions moves through an SDK.
 #[test]
 fn long_call_chains_and_cycles_are_bounded() {
     const N: usize = 3000;
     let d = tempfile::tempdir().unwrap();
-    let mut src = String::from(
-        "package a;\nimport com.stripe.model.Charge;\n\
-         import org.springframework.scheduling.annotation.Scheduled;\n\
-         public class Chain {\n\
-         \x20   @Scheduled(cron = \"0 0 2 * * *\") public void deep() { step0(\"x\"); }\n",
-    );
-    src.push_str(&format!(
-        "    @Scheduled(cron = \"0 0 3 * * *\") public void shallow() {{ step{}(\"x\"); }}\n",
-        N - 10
-    ));
-    for i in 0..N {
-        // Every 100th step also calls back to the start: one cycle through the whole chain.
-        let back = if i % 100 == 99 {
-            "if (p.isEmpty()) step0(p); "
-        } else {
-            ""
-        };
+    let class = |name: &str, jobs: &str, back: bool| {
+        let mut src = format!(
+            "package a;\nimport com.stripe.model.Charge;\n\
+             import org.springframework.scheduling.annotation.Scheduled;\n\
+             public class {name} {{\n{jobs}"
+        );
+        for i in 0..N {
+            // In the cycle, every 100th step also calls back to the start.
+            let back = if back && i % 100 == 99 {
+                "if (p.isEmpty()) step0(p); "
+            } else {
+                ""
+            };
+            src.push_str(&format!(
+                "    void step{i}(String p) {{ {back}step{}(p); }}\n",
+                i + 1
+            ));
+        }
         src.push_str(&format!(
-            "    void step{i}(String p) {{ {back}step{}(p); }}\n",
-            i + 1
+            "    void step{N}(String p) {{ Charge.create(java.util.Map.of(\"amount\", 100)); }}\n}}\n"
         ));
-    }
-    src.push_str(&format!(
-        "    void step{N}(String p) {{ Charge.create(java.util.Map.of(\"amount\", 100)); }}\n}}\n"
-    ));
-    write(d.path(), "Chain.java", &src);
+        src
+    };
+    let chain_jobs = format!(
+        "    @Scheduled(cron = \"0 0 2 * * *\") public void deep() {{ step0(\"x\"); }}\n\
+         \x20   @Scheduled(cron = \"0 0 3 * * *\") public void shallow() {{ step{}(\"x\"); }}\n",
+        N - 10
+    );
+    let cycle_jobs =
+        "    @Scheduled(cron = \"0 0 4 * * *\") public void sweep() { step0(\"x\"); }\n";
+    write(d.path(), "Chain.java", &class("Chain", &chain_jobs, false));
+    write(d.path(), "Cycle.java", &class("Cycle", cycle_jobs, true));
     let v = check(d.path(), 1);
-    let jobs: Vec<u64> = v["findings"]
+    let jobs: Vec<(String, u64)> = v["findings"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|f| f["code"] == "IDEM004")
-        .map(|f| f["start"]["line"].as_u64().unwrap())
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["start"]["line"].as_u64().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(jobs, vec![6], "{v}");
+    assert_eq!(
+        jobs,
+        vec![("Chain.java".to_string(), 6), ("Cycle.java".to_string(), 5)],
+        "{v}"
+    );
 }

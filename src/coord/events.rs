@@ -43,8 +43,10 @@ const MAX_NAME_DEPTH: usize = 3;
 /// How many project calls deep money still counts as moved by the code that calls down there
 /// (longer chains are not evidence, and the paths stay short).
 const MAX_DEPTH: usize = 24;
-/// How many rounds the functions of one call cycle are walked again to settle their answers.
-const MAX_ROUNDS: usize = 8;
+/// How many walks answering one call cycle's functions from each of them may take, and how
+/// deep those walks may nest.
+const CYCLE_BUDGET: usize = 4096;
+const MAX_CYCLE_DEPTH: usize = 64;
 
 impl<'p> Coord<'p> {
     /// The first guard or money event of calling `f` (memoised).
@@ -60,16 +62,30 @@ impl<'p> Coord<'p> {
         if let Some(r) = self.reach.borrow().get(&f) {
             return r.clone();
         }
-        if let Some(m) = self.walking.get() {
-            // Answering `m`: everything it calls is answered or in its part.
-            return match self.solving.borrow().get(&f) {
-                // A call back into `m`, or into an answer that goes through `m`, finds
-                // nothing new: as if the walk had started at `m`.
-                Some(r) if f != m && !self.goes_through(r, m) => r.clone(),
-                Some(_) => Reach::Nothing,
+        if self.walking.get().is_some() {
+            // Answering a function: everything it calls is answered or in its part.
+            let in_part = self.solving.borrow().get(&f).cloned();
+            return match in_part {
                 None => {
-                    debug_assert!(false, "{f:?} was not recorded as a callee of {m:?}");
+                    debug_assert!(false, "{f:?} was not recorded as a callee");
                     Reach::Nothing
+                }
+                // The part's fixed answer (see `answer_part`).
+                Some(r) if !self.from_start.get() => r,
+                // A call back into a function on the current path finds nothing new.
+                Some(_) if self.path.borrow().contains(&f) => Reach::Nothing,
+                Some(_) if self.budget.get() == 0 => Reach::Nothing,
+                // Bounded nesting (each level is a nested walk): too deep counts as too many.
+                Some(_) if self.path.borrow().len() >= MAX_CYCLE_DEPTH => {
+                    self.budget.set(0);
+                    Reach::Nothing
+                }
+                Some(_) => {
+                    self.budget.set(self.budget.get() - 1);
+                    self.path.borrow_mut().push(f);
+                    let r = self.reach_body(f);
+                    self.path.borrow_mut().pop();
+                    r
                 }
             };
         }
@@ -81,19 +97,10 @@ impl<'p> Coord<'p> {
             .unwrap_or(Reach::Nothing)
     }
 
-    /// Does answer `r` pass through function `m` (or a lambda written in it)?
-    fn goes_through(&self, r: &Reach, m: FnRef) -> bool {
-        let inside = |l: &Loc| self.p.ancestors(l.at).any(|a| a == m);
-        match r {
-            Reach::Nothing => false,
-            Reach::Guarded(g) => inside(g),
-            Reach::Money { at, path, .. } => inside(at) || path.iter().any(inside),
-        }
-    }
-
     /// `reach_body(f)` as part of answering it: calls are looked up, never solved.
     fn answer_walk(&self, f: FnRef) -> Reach {
         let saved = self.walking.replace(Some(f));
+        self.path.replace(vec![f]);
         let r = self.reach_body(f);
         self.walking.set(saved);
         r
@@ -207,23 +214,22 @@ impl<'p> Coord<'p> {
     }
 
     /// Answers one strongly connected part (functions with what they call and what their
-    /// recording walk found), the same way whatever query came in by.
+    /// recording walk found), the same way whatever query came in by and whatever order the
+    /// functions are declared in.
     ///
-    /// The functions are walked in rounds (until nothing changes, at most [`MAX_ROUNDS`]), in
-    /// an order fixed by the part itself: depth-first from its first function, callees before
-    /// callers. A call into the part finds what the callee found last (nothing before its
-    /// first walk), except that an answer that comes back through the function being walked
-    /// finds nothing, as when the walk starts there. A function whose callees all find nothing
-    /// keeps what its recording walk found.
+    /// Each function is answered by a walk that starts there, as when it is asked about on
+    /// its own: a call into the part walks the callee in turn, and a call back into a
+    /// function on the current path finds nothing new. That can take many walks in a large,
+    /// dense cycle; past [`CYCLE_BUDGET`] of them, every call into the part answers with the
+    /// money that one of its functions moves on its own (the least such function) through an
+    /// SDK call or a POST to a payment endpoint, or nothing (a money-like name far away is no
+    /// evidence). A function whose callees all find nothing keeps what its recording walk found.
     fn answer_part(&self, part: Vec<(FnRef, Vec<FnRef>, Reach)>) {
         let all_nothing = |calls: &[FnRef]| {
-            let (reach, solving) = (self.reach.borrow(), self.solving.borrow());
-            calls.iter().all(|c| {
-                matches!(
-                    reach.get(c).or_else(|| solving.get(c)),
-                    Some(Reach::Nothing)
-                )
-            })
+            let reach = self.reach.borrow();
+            calls
+                .iter()
+                .all(|c| matches!(reach.get(c), Some(Reach::Nothing)))
         };
         if let [(f, calls, found)] = &part[..]
             && !calls.contains(f)
@@ -236,27 +242,50 @@ impl<'p> Coord<'p> {
             self.reach.borrow_mut().insert(*f, r);
             return;
         }
+        let mut part = part;
+        part.sort_by_key(|(f, ..)| *f);
         self.solving
             .replace(part.iter().map(|(f, ..)| (*f, Reach::Nothing)).collect());
-        let order = callees_first(&part);
-        for _ in 0..MAX_ROUNDS {
-            let mut changed = false;
-            for &i in &order {
-                let (f, calls, found) = &part[i];
-                let r = if all_nothing(calls) {
-                    found.clone()
-                } else {
-                    self.answer_walk(*f)
-                };
-                let mut solving = self.solving.borrow_mut();
-                let old = solving.insert(*f, r).expect("a member");
-                changed |= !same(&old, &solving[f]);
+        // Each function from the start, within the budget for the whole part.
+        self.from_start.set(true);
+        self.budget.set(CYCLE_BUDGET);
+        let mut answers: Vec<(FnRef, Reach)> = part
+            .iter()
+            .map(|(f, ..)| (*f, self.answer_walk(*f)))
+            .collect();
+        if self.budget.get() == 0 {
+            // Too many: calls into the part find the money one of its functions moves when
+            // calls into the part find nothing.
+            self.from_start.set(false);
+            let own: Vec<Reach> = part
+                .iter()
+                .map(|(f, calls, found)| {
+                    let outside: Vec<FnRef> = calls
+                        .iter()
+                        .copied()
+                        .filter(|c| !self.solving.borrow().contains_key(c))
+                        .collect();
+                    if all_nothing(&outside) {
+                        found.clone()
+                    } else {
+                        self.answer_walk(*f)
+                    }
+                })
+                .collect();
+            let money = own
+                .into_iter()
+                .find(|r| matches!(r, Reach::Money { by_name: false, .. }))
+                .unwrap_or(Reach::Nothing);
+            for r in self.solving.borrow_mut().values_mut() {
+                *r = money.clone();
             }
-            if !changed {
-                break;
-            }
+            answers = part
+                .iter()
+                .map(|(f, ..)| (*f, self.answer_walk(*f)))
+                .collect();
         }
-        let answers = std::mem::take(&mut *self.solving.borrow_mut());
+        self.from_start.set(false);
+        self.solving.borrow_mut().clear();
         self.reach.borrow_mut().extend(answers);
     }
 
@@ -278,16 +307,12 @@ impl<'p> Coord<'p> {
     pub fn reach_exprs(&self, items: Vec<(FnRef, &'p Expr)>, until: Option<usize>) -> Reach {
         let mut stack: Vec<(FnRef, &'p Expr)> = items.into_iter().rev().collect();
         // The recording walk is not cut short: it must see every call a real walk (which
-        // skips what a lock runs) can reach.
-        let cap = if self.recording.borrow().is_some() {
-            usize::MAX
-        } else {
-            200_000
-        };
+        // skips what a lock runs) can reach. What it finds is what a walk cut short finds.
+        let recording = self.recording.borrow().is_some();
         let mut steps = 0usize;
         while let Some((at, e)) = stack.pop() {
             steps += 1;
-            if steps > cap {
+            if steps > 200_000 && !recording {
                 break;
             }
             if until.is_some_and(|u| e.span.start >= u) {
@@ -297,6 +322,7 @@ impl<'p> Coord<'p> {
                 // `executeWithLock(this::rotateKeys, cfg)`, `locks.withLock("x") { .. }`: the lock
                 // covers the work handed to it, not what follows.
                 Some(Reach::Guarded(_)) if runs_work(e) => continue,
+                Some(_) if steps > 200_000 => return Reach::Nothing,
                 Some(r) => return r,
                 None => {}
             }
@@ -916,68 +942,4 @@ fn runs_work(e: &Expr) -> bool {
         super::peel(&a.value).kind,
         ExprKind::Lambda(_) | ExprKind::MethodRef { .. } | ExprKind::Object(_)
     ) || matches!(&a.value.kind, ExprKind::Cast { expr, .. } if matches!(expr.kind, ExprKind::MethodRef { .. } | ExprKind::Lambda(_)))))
-}
-
-/// Do two answers say the same thing (same event, same path)?
-fn same(a: &Reach, b: &Reach) -> bool {
-    let at = |l: &Loc| (l.at, l.span);
-    match (a, b) {
-        (Reach::Nothing, Reach::Nothing) => true,
-        (Reach::Guarded(x), Reach::Guarded(y)) => at(x) == at(y),
-        (
-            Reach::Money {
-                at: x,
-                path: px,
-                by_name: bx,
-            },
-            Reach::Money {
-                at: y,
-                path: py,
-                by_name: by,
-            },
-        ) => {
-            at(x) == at(y)
-                && bx == by
-                && px.len() == py.len()
-                && px.iter().zip(py).all(|(p, q)| at(p) == at(q))
-        }
-        _ => false,
-    }
-}
-
-/// The functions of a part (by index), depth-first from the least one along the calls each
-/// makes, in post-order: callees before their callers, except along a cycle.
-fn callees_first(part: &[(FnRef, Vec<FnRef>, Reach)]) -> Vec<usize> {
-    let pos: HashMap<FnRef, usize> = part.iter().enumerate().map(|(i, p)| (p.0, i)).collect();
-    let mut starts: Vec<usize> = (0..part.len()).collect();
-    starts.sort_by_key(|&i| part[i].0);
-    let mut seen = vec![false; part.len()];
-    let mut order = Vec::with_capacity(part.len());
-    for s in starts {
-        if seen[s] {
-            continue;
-        }
-        seen[s] = true;
-        // (member, next call to look at)
-        let mut stack = vec![(s, 0usize)];
-        while let Some((i, next)) = stack.last_mut() {
-            let i = *i;
-            match part[i].1.get(*next) {
-                Some(c) => {
-                    *next += 1;
-                    if let Some(&j) = pos.get(c)
-                        && !seen[j]
-                    {
-                        seen[j] = true;
-                        stack.push((j, 0));
-                    }
-                }
-                None => {
-                    order.push(i);
-                    stack.pop();
-                }
-            }
-        }
-    }
-    order
 }

@@ -42,6 +42,11 @@ pub struct Coord<'p> {
     recording: RefCell<Option<Vec<FnRef>>>,
     /// The function being walked to answer it (calls are then looked up, never solved).
     walking: std::cell::Cell<Option<FnRef>>,
+    /// Answering a call cycle's functions each from the start: the functions on the current
+    /// path, and how many more walks the cycle may take.
+    from_start: std::cell::Cell<bool>,
+    path: RefCell<Vec<FnRef>>,
+    budget: std::cell::Cell<usize>,
     /// Literal text of constants, by (unit, owner, name).
     const_texts: RefCell<HashMap<ConstKey, Option<String>>>,
     /// Call name -> (caller, call span) for every call in the project, built on first use.
@@ -64,6 +69,9 @@ impl<'p> Coord<'p> {
             solving: RefCell::default(),
             recording: RefCell::default(),
             walking: std::cell::Cell::new(None),
+            from_start: std::cell::Cell::new(false),
+            path: RefCell::default(),
+            budget: std::cell::Cell::new(0),
             const_texts: RefCell::default(),
             calls_by_name: RefCell::default(),
             checked: RefCell::default(),
