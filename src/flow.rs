@@ -814,7 +814,7 @@ enum Visit<'a> {
 
 /// A binding's declared type, or the type its initialiser constructs (`new Foo(..)`,
 /// Kotlin's `Foo(..)`), simple name.
-fn declared_type(b: &Binding) -> Option<String> {
+pub(crate) fn declared_type(b: &Binding) -> Option<String> {
     b.ty.as_deref()
         .map(|t| simple_name(t).to_string())
         .or_else(|| match &b.init.as_ref()?.kind {

@@ -578,13 +578,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
         } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
         _ => None,
     };
-    // A binding's declared type, or the type its initialiser constructs.
-    let type_of = |b: &Binding| {
-        b.ty.as_deref()
-            .map(simple_name)
-            .map(str::to_string)
-            .or_else(|| b.init.as_ref().and_then(constructed))
-    };
+    let type_of = crate::flow::declared_type;
     // Fields and locals by type, built only for bodies with a registering call.
     let mut fields: Option<HashMap<&str, String>> = None;
     let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();
