@@ -62,7 +62,7 @@ impl<'p> Coord<'p> {
         if let Some(r) = self.reach.borrow().get(&f) {
             return r.clone();
         }
-        if self.walking.get().is_some() {
+        if self.walking.get() {
             // Answering a function: everything it calls is answered or in its part.
             let in_part = self.solving.borrow().get(&f).cloned();
             return match in_part {
@@ -99,7 +99,7 @@ impl<'p> Coord<'p> {
 
     /// `reach_body(f)` as part of answering it: calls are looked up, never solved.
     fn answer_walk(&self, f: FnRef) -> Reach {
-        let saved = self.walking.replace(Some(f));
+        let saved = self.walking.replace(true);
         self.path.replace(vec![f]);
         let r = self.reach_body(f);
         self.walking.set(saved);

@@ -40,8 +40,8 @@ pub struct Coord<'p> {
     solving: RefCell<HashMap<FnRef, Reach>>,
     /// While finding what a function calls: the project functions its walk asked about.
     recording: RefCell<Option<Vec<FnRef>>>,
-    /// The function being walked to answer it (calls are then looked up, never solved).
-    walking: std::cell::Cell<Option<FnRef>>,
+    /// A function is being walked to answer it (calls are then looked up, never solved).
+    walking: std::cell::Cell<bool>,
     /// Answering a call cycle's functions each from the start: the functions on the current
     /// path, and how many more walks the cycle may take.
     from_start: std::cell::Cell<bool>,
@@ -68,7 +68,7 @@ impl<'p> Coord<'p> {
             reach: RefCell::default(),
             solving: RefCell::default(),
             recording: RefCell::default(),
-            walking: std::cell::Cell::new(None),
+            walking: std::cell::Cell::new(false),
             from_start: std::cell::Cell::new(false),
             path: RefCell::default(),
             budget: std::cell::Cell::new(0),
