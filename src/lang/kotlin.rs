@@ -2090,12 +2090,18 @@ fn rotate_prefix(e: Expr) -> Expr {
         } => {
             let (op, operand) = take(r);
             let s = Span::new(operand.span.start, span.end);
+            // `!claim(x)` parses as `(!claim)(x)`, a call of `invoke` on `!claim`: once the
+            // `!` is outside, it is the plain call `claim(x)`, as without the prefix.
+            let (receiver, name) = match operand.kind {
+                ExprKind::Name(n) if name == "invoke" => (None, n),
+                kind => (Some(Box::new(Expr::new(operand.span, kind))), name),
+            };
             (
                 op,
                 Expr::new(
                     s,
                     ExprKind::Call {
-                        receiver: Some(Box::new(operand)),
+                        receiver,
                         name,
                         args,
                     },
@@ -2152,7 +2158,9 @@ mod tests {
 
     #[test]
     fn prefix_not_applies_to_the_whole_call_chain() {
-        let p = parse("fun f() { if (!plan.isAvailable()) return; if ((!a).b()) return }\n");
+        let p = parse(
+            "fun f() { if (!plan.isAvailable()) return; if ((!a).b()) return; if (!claim(id)) return }\n",
+        );
         let f = &p.facts.functions[0];
         let conds: Vec<&Expr> = f
             .body
@@ -2173,6 +2181,13 @@ mod tests {
         ));
         // Parentheses keep `(!a).b()` as written.
         assert!(matches!(&conds[1].kind, ExprKind::Call { name, .. } if name == "b"));
+        // `!claim(id)` is `!(claim(id))`, a plain call, not `invoke` on `claim`.
+        assert!(matches!(
+            &conds[2].kind,
+            ExprKind::Unary { op, operand } if op == "!"
+                && matches!(&operand.kind, ExprKind::Call { receiver: None, name, args }
+                    if name == "claim" && args.len() == 1)
+        ));
     }
 
     #[test]
