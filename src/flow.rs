@@ -347,7 +347,7 @@ impl<'p> Flow<'p> {
     /// an environment (each binding's type is written at its declaration), for a fraction of
     /// the cost of [`Self::env_for`].
     fn types_for(&self, f: FnRef) -> Rc<Env> {
-        let root = self.p.ancestors(f).last().unwrap_or(f);
+        let root = self.p.outermost(f);
         if let Some(e) = self.types.borrow().get(&root) {
             return e.clone();
         }
@@ -384,7 +384,7 @@ impl<'p> Flow<'p> {
     /// The environment of `f`: that of its outermost enclosing function, which also binds
     /// the parameters and locals of every lambda and local function inside it.
     fn env_for(&self, f: FnRef) -> Rc<Env> {
-        let root = self.p.ancestors(f).last().unwrap_or(f);
+        let root = self.p.outermost(f);
         if let Some(e) = self.envs.borrow().get(&root) {
             return e.clone();
         }
@@ -812,20 +812,24 @@ enum Visit<'a> {
     Expr(&'a Expr),
 }
 
-/// A binding's declared type, or the type its initialiser constructs (`new Foo(..)`,
-/// Kotlin's `Foo(..)`), simple name.
+/// A binding's declared type, or the type its initialiser constructs, simple name.
 pub(crate) fn declared_type(b: &Binding) -> Option<String> {
     b.ty.as_deref()
         .map(|t| simple_name(t).to_string())
-        .or_else(|| match &b.init.as_ref()?.kind {
-            ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-            ExprKind::Call {
-                name,
-                receiver: None,
-                ..
-            } if name.starts_with(|c: char| c.is_uppercase()) => Some(name.clone()),
-            _ => None,
-        })
+        .or_else(|| constructed_type(b.init.as_ref()?))
+}
+
+/// The type `e` constructs (`new Foo(..)`, Kotlin's `Foo(..)`), simple name.
+pub(crate) fn constructed_type(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+        ExprKind::Call {
+            name,
+            receiver: None,
+            ..
+        } if name.starts_with(|c: char| c.is_uppercase()) => Some(name.clone()),
+        _ => None,
+    }
 }
 
 /// One item of a [`walk_scoped`] walk: something that may bind a local, with the function
@@ -1490,13 +1494,7 @@ impl<'f, 'p> Ev<'f, 'p> {
             ExprKind::Field { receiver, name } if matches!(&receiver.kind, ExprKind::Name(s) if s == "this" || s == "self") => {
                 self.var_type(name)
             }
-            ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-            ExprKind::Call {
-                receiver: None,
-                name,
-                ..
-            } if name.starts_with(|c: char| c.is_uppercase()) => Some(name.clone()),
-            _ => None,
+            _ => constructed_type(r),
         }
     }
 

@@ -92,10 +92,10 @@ impl Project {
                 })
                 .unzip()
         };
-        index.fns_by_unit = by_unit;
         for ((u, unit), regs) in units.iter().enumerate().zip(registrations) {
-            index.add_unit(u, &unit.facts, regs);
+            index.add_unit(u, &unit.facts, regs, &by_unit[u]);
         }
+        index.fns_by_unit = by_unit;
         let children = units
             .par_iter()
             .map(|u| {
@@ -441,6 +441,11 @@ impl Project {
     }
 
     /// The chain of functions from `f` outwards through enclosing lambdas / local functions.
+    /// The outermost function around `f` (`f` itself when it is not nested).
+    pub fn outermost(&self, f: FnRef) -> FnRef {
+        self.ancestors(f).last().unwrap_or(f)
+    }
+
     pub fn ancestors(&self, r: FnRef) -> impl Iterator<Item = FnRef> + '_ {
         let mut cur = Some(r);
         let mut steps = 0;
@@ -468,7 +473,15 @@ impl Index {
         self.const_aliases.iter()
     }
 
-    fn add_unit(&mut self, u: usize, facts: &FileFacts, registrations: Vec<(String, String)>) {
+    /// Files one unit's functions (`by_name`: its named functions, from [`fns_by_name_in`]),
+    /// types, constants and interceptor registrations.
+    fn add_unit(
+        &mut self,
+        u: usize,
+        facts: &FileFacts,
+        registrations: Vec<(String, String)>,
+        by_name: &HashMap<String, Vec<FnRef>>,
+    ) {
         for f in &facts.functions {
             let keyish = f.params.iter().any(|p| {
                 crate::catalog::contains_ignore_ascii_case(&p.name, "idem")
@@ -483,11 +496,10 @@ impl Index {
                 self.key_param_fns.insert(name.clone());
             }
         }
-        for (i, f) in facts.functions.iter().enumerate() {
-            if let (Some(name), false) = (&f.name, f.kind == crate::facts::FnKind::Lambda) {
-                let r = FnRef { unit: u, f: i };
+        for (name, fns) in by_name {
+            for &r in fns {
                 push_to(&mut self.fns_by_name, name, r);
-                if let Some(o) = f.owner {
+                if let Some(o) = facts.functions[r.f].owner {
                     let ty = &facts.types[o];
                     let mut owners: Vec<&str> =
                         ty.name.as_deref().map(simple_name).into_iter().collect();
@@ -569,16 +581,7 @@ fn fns_by_name_in(u: usize, facts: &FileFacts) -> HashMap<String, Vec<FnRef>> {
 /// `val keys = StripeKeys(); builder.addNetworkInterceptor(keys)`, a field holding one.
 fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
-    let constructed = |e: &Expr| match &e.kind {
-        ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-        ExprKind::Call {
-            name: n,
-            receiver: None,
-            ..
-        } if n.starts_with(|c: char| c.is_uppercase()) => Some(n.clone()),
-        _ => None,
-    };
-    let type_of = crate::flow::declared_type;
+    use crate::flow::{constructed_type as constructed, declared_type as type_of};
     // Fields and locals by type, built only for bodies with a registering call.
     let mut fields: Option<HashMap<&str, String>> = None;
     let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();

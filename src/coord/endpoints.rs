@@ -6,7 +6,7 @@
 //! templates, `format!`/`String.format` and project helpers that build a URL from a parameter
 //! are followed. The shape is matched against the catalogue's endpoint paths.
 
-use super::{field_binding, innermost_stmt, local_binding, peel, root_fn, stmt_exprs};
+use super::{field_binding, innermost_stmt, local_binding, peel, stmt_exprs};
 use crate::catalog::Catalog;
 use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
 use crate::flow::Flow;
@@ -997,7 +997,7 @@ impl<'p> Finder<'_, 'p> {
     /// (the request, its builder, headers, entity, context), a few steps out, and into
     /// project helpers called there.
     fn neighbourhood_has_key(&self, at: FnRef, site: Span) -> bool {
-        let root = root_fn(self.p, at);
+        let root = self.p.outermost(at);
         let fns = self.p.with_nested(root);
         let Some(seed) = innermost_stmt(&self.p.func(at).body, site) else {
             return false;

@@ -3,7 +3,7 @@
 
 use super::events::Loc;
 use super::words::{is_lock_name, is_money_name, is_write_name};
-use super::{Coord, Reach, named_fn, peel, root_fn};
+use super::{Coord, Reach, named_fn, peel};
 use crate::facts::{Expr, ExprKind, Stmt};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, walk_expr, walk_stmts};
@@ -494,7 +494,7 @@ impl<'p> Coord<'p> {
         {
             return true;
         }
-        let root = root_fn(self.p, at);
+        let root = self.p.outermost(at);
         let guards = self.guards_before(root, pos);
         if guards.is_empty() {
             return false;

@@ -122,7 +122,7 @@ impl<'p> Coord<'p> {
         if let Some(v) = self.checked.borrow().get(&f) {
             return v.clone();
         }
-        let root = root_fn(self.p, f);
+        let root = self.p.outermost(f);
         let mut conds: Vec<&Expr> = Vec::new();
         for g in self.p.with_nested(root) {
             walk_stmts(&self.p.func(g).body, &mut |e| match &e.kind {
@@ -174,11 +174,6 @@ impl<'p> Coord<'p> {
             .iter()
             .any(|c| c.contains(span) || span.contains(*c))
     }
-}
-
-/// The outermost function around `f` (a lambda's enclosing method).
-pub fn root_fn(p: &Project, f: FnRef) -> FnRef {
-    p.ancestors(f).last().unwrap_or(f)
 }
 
 /// The nearest named (non-lambda) function around `f`.
