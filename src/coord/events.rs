@@ -31,12 +31,6 @@ pub enum Reach {
     },
 }
 
-impl Reach {
-    pub fn is_money(&self) -> bool {
-        matches!(self, Reach::Money { .. })
-    }
-}
-
 /// How many project calls deep a money-like *name* still counts as money moving.
 const MAX_NAME_DEPTH: usize = 3;
 
@@ -225,20 +219,28 @@ impl<'p> Coord<'p> {
     /// SDK call or a POST to a payment endpoint, or nothing (a money-like name far away is no
     /// evidence). A function whose callees all find nothing keeps what its recording walk found.
     fn answer_part(&self, part: Vec<(FnRef, Vec<FnRef>, Reach)>) {
-        let all_nothing = |calls: &[FnRef]| {
-            let reach = self.reach.borrow();
-            calls
-                .iter()
-                .all(|c| matches!(reach.get(c), Some(Reach::Nothing)))
-        };
-        if let [(f, calls, found)] = &part[..]
-            && !calls.contains(f)
-        {
-            let r = if all_nothing(calls) {
+        // What `f` finds when calls into the part look up their answers in `solving`: what its
+        // recording walk found if every callee finds nothing, else a walk.
+        let answer = |(f, calls, found): &(FnRef, Vec<FnRef>, Reach)| {
+            let nothing = {
+                let (reach, solving) = (self.reach.borrow(), self.solving.borrow());
+                calls.iter().all(|c| {
+                    matches!(
+                        reach.get(c).or_else(|| solving.get(c)),
+                        Some(Reach::Nothing)
+                    )
+                })
+            };
+            if nothing {
                 found.clone()
             } else {
                 self.answer_walk(*f)
-            };
+            }
+        };
+        if let [(f, calls, _)] = &part[..]
+            && !calls.contains(f)
+        {
+            let r = answer(&part[0]);
             self.reach.borrow_mut().insert(*f, r);
             return;
         }
@@ -257,23 +259,9 @@ impl<'p> Coord<'p> {
             // Too many: calls into the part find the money one of its functions moves when
             // calls into the part find nothing.
             self.from_start.set(false);
-            let own: Vec<Reach> = part
+            let money = part
                 .iter()
-                .map(|(f, calls, found)| {
-                    let outside: Vec<FnRef> = calls
-                        .iter()
-                        .copied()
-                        .filter(|c| !self.solving.borrow().contains_key(c))
-                        .collect();
-                    if all_nothing(&outside) {
-                        found.clone()
-                    } else {
-                        self.answer_walk(*f)
-                    }
-                })
-                .collect();
-            let money = own
-                .into_iter()
+                .map(answer)
                 .find(|r| matches!(r, Reach::Money { by_name: false, .. }))
                 .unwrap_or(Reach::Nothing);
             for r in self.solving.borrow_mut().values_mut() {

@@ -369,7 +369,7 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     // walk gives the same answer whatever was asked before it; `Coord::reach_fn`), and the
     // findings are joined in a fixed order.
     let coord = |posts: &Arc<Posts>| crate::coord::Coord::new(ctx.p, ctx.cat, posts.clone());
-    let ((mut money, guards), locks) = rayon::join(
+    let ((scheduler, guards), locks) = rayon::join(
         || {
             if !(want("IDEM004") || want("IDEM005") || want("IDEM007")) {
                 return (Vec::new(), Vec::new());
@@ -410,7 +410,7 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
             out
         },
     );
-    money.extend(guards);
-    money.extend(locks);
-    out.extend(money);
+    out.extend(scheduler);
+    out.extend(guards);
+    out.extend(locks);
 }
