@@ -264,6 +264,12 @@ pub struct Catalog {
     special_calls: HashSet<String>,
     /// Lower-case fragments one of which every key name contains (cheap rejection).
     key_name_fragments: Vec<String>,
+    /// The words one of which a money-moving name has (`coord.money`: verbs, first verbs,
+    /// objects) and those of lock names (`coord.locks.words`), matched ignoring ASCII case:
+    /// an ASCII name containing none of them has none of them among its words (cheap
+    /// rejection for `coord::words`).
+    pub(crate) money_stems: aho_corasick::AhoCorasick,
+    pub(crate) lock_stems: aho_corasick::AhoCorasick,
     /// From the configuration, for the retry and scheduler rules.
     pub retry_helpers: Vec<String>,
     pub scheduler_apis: Vec<String>,
@@ -382,9 +388,26 @@ impl Catalog {
         special_calls.extend(["from", "of", "ofInstant", "parse"].map(String::from));
         special_calls.extend(coord.locks.env_calls.iter().cloned());
         let key_name_fragments = fragments(&k.key_names);
+        let stems = |words: Vec<&String>| {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(words)
+                .map_err(|e| format!("coordination.toml: {e}"))
+        };
+        let m = &coord.money;
+        let money_stems = stems(
+            m.verbs
+                .iter()
+                .chain(&m.first_verbs)
+                .chain(&m.objects)
+                .collect(),
+        )?;
+        let lock_stems = stems(coord.locks.words.iter().collect())?;
         Ok(Catalog {
             special_calls,
             key_name_fragments,
+            money_stems,
+            lock_stems,
             retry_helpers: Vec::new(),
             scheduler_apis: Vec::new(),
             money_calls: Vec::new(),

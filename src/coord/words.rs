@@ -35,6 +35,13 @@ pub fn words(name: &str) -> Vec<String> {
     out
 }
 
+/// Could one of `name`'s words be among `stems`? Each word is a piece of the name, lower-cased:
+/// an ASCII name with none of them in it (ignoring case) has no such word. (A non-ASCII letter
+/// may lower-case to an ASCII one: such names are always looked at.)
+fn may_have_word(stems: &aho_corasick::AhoCorasick, name: &str) -> bool {
+    !name.is_ascii() || stems.is_match(name)
+}
+
 fn has(list: &[String], w: &str) -> bool {
     list.iter().any(|x| x == w)
 }
@@ -48,6 +55,9 @@ pub fn is_money_name(cat: &Catalog, name: &str) -> bool {
     }
     if name.starts_with(|c: char| c.is_uppercase()) {
         // A type or constructor (`ChargeRequest(..)`).
+        return false;
+    }
+    if !may_have_word(&cat.money_stems, name) {
         return false;
     }
     let m = &cat.coord.money;
@@ -77,6 +87,9 @@ pub fn is_money_name(cat: &Catalog, name: &str) -> bool {
 pub fn is_lock_name(cat: &Catalog, name: &str) -> bool {
     if cat.lock_apis.iter().any(|m| m == name) {
         return true;
+    }
+    if !may_have_word(&cat.lock_stems, name) {
+        return false;
     }
     let w = words(name);
     // Releasing, and asking (`isLocked`, `getLockTimeout`), take nothing.
