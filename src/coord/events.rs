@@ -56,6 +56,14 @@ impl<'p> Coord<'p> {
         if let Some(r) = self.reach.borrow().get(&f) {
             return r.clone();
         }
+        if !self.walking.get() && self.adopt(f, |_| false) {
+            return self
+                .reach
+                .borrow()
+                .get(&f)
+                .cloned()
+                .unwrap_or(Reach::Nothing);
+        }
         if self.walking.get() {
             // Answering a function: everything it calls is answered or in its part.
             let in_part = self.solving.borrow().get(&f).cloned();
@@ -164,7 +172,10 @@ impl<'p> Coord<'p> {
         while let Some(&(f, next)) = path.last() {
             if let Some(&c) = nodes[&f].calls.get(next) {
                 path.last_mut().expect("a frame").1 += 1;
-                if self.reach.borrow().contains_key(&c) || self.solving.borrow().contains_key(&c) {
+                if self.reach.borrow().contains_key(&c)
+                    || self.solving.borrow().contains_key(&c)
+                    || self.adopt(c, |g| nodes.contains_key(g))
+                {
                     continue;
                 }
                 match nodes.get(&c) {
@@ -241,7 +252,7 @@ impl<'p> Coord<'p> {
             && !calls.contains(f)
         {
             let r = answer(&part[0]);
-            self.reach.borrow_mut().insert(*f, r);
+            self.publish(vec![(*f, r)]);
             return;
         }
         let mut part = part;
@@ -274,7 +285,41 @@ impl<'p> Coord<'p> {
         }
         self.from_start.set(false);
         self.solving.borrow_mut().clear();
+        self.publish(answers);
+    }
+
+    /// Records a part's answers, here and for the run's other analyses.
+    fn publish(&self, answers: Vec<(FnRef, Reach)>) {
+        let members: std::sync::Arc<[FnRef]> = answers.iter().map(|(f, _)| *f).collect();
+        if let Ok(mut shared) = self.shared.answers.write() {
+            for (f, r) in &answers {
+                shared
+                    .entry(*f)
+                    .or_insert_with(|| (r.clone(), members.clone()));
+            }
+        }
         self.reach.borrow_mut().extend(answers);
+    }
+
+    /// Takes `f`'s answer, with those of its whole part, from another analysis of the run,
+    /// unless this analysis's current search has `visited` one of the part's functions.
+    fn adopt(&self, f: FnRef, visited: impl Fn(&FnRef) -> bool) -> bool {
+        let Ok(shared) = self.shared.answers.read() else {
+            return false;
+        };
+        let Some((_, members)) = shared.get(&f) else {
+            return false;
+        };
+        if members.iter().any(&visited) {
+            return false;
+        }
+        let mut reach = self.reach.borrow_mut();
+        for m in members.iter() {
+            if let Some((r, _)) = shared.get(m) {
+                reach.insert(*m, r.clone());
+            }
+        }
+        true
     }
 
     /// The first event in `stmts` of `at`, optionally only before position `until`.
@@ -447,7 +492,7 @@ impl<'p> Coord<'p> {
                 args,
             } => self.call_event(at, e, receiver.as_deref(), name, args),
             ExprKind::New { ty, .. } => {
-                if self.posts.at_site(at.unit, e.span).is_some() {
+                if self.shared.posts.at_site(at.unit, e.span).is_some() {
                     return Some(self.money(at, e.span, Vec::new()));
                 }
                 let _ = ty;
@@ -560,7 +605,7 @@ impl<'p> Coord<'p> {
         args: &'p [crate::facts::Arg],
     ) -> Option<Reach> {
         let cat = self.cat;
-        if self.posts.at_site(at.unit, e.span).is_some() {
+        if self.shared.posts.at_site(at.unit, e.span).is_some() {
             return Some(self.money(at, e.span, Vec::new()));
         }
         if cat.coord.locks.checked_calls.iter().any(|c| c == name) {
@@ -618,7 +663,7 @@ impl<'p> Coord<'p> {
             }
             let func = self.p.func(t);
             if !func.has_body {
-                if let Some(site) = self.posts.declared(t) {
+                if let Some(site) = self.shared.posts.declared(t) {
                     let _ = site;
                     return Some(self.money(at, span, Vec::new()));
                 }

@@ -73,10 +73,18 @@ const WRAPPERS: &[&str] = &[
 ];
 
 impl<'p> Coord<'p> {
-    pub fn check_then_act(&self) -> Vec<CheckThenAct> {
+    /// The check-then-act guards in the functions of `units`.
+    pub fn check_then_act(&self, units: std::ops::Range<usize>) -> Vec<CheckThenAct> {
         let mut out = Vec::new();
         let mut writes_memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
-        for (u, unit) in self.p.units.iter().enumerate() {
+        for (u, unit) in self
+            .p
+            .units
+            .iter()
+            .enumerate()
+            .take(units.end)
+            .skip(units.start)
+        {
             for (f, func) in unit.facts.functions.iter().enumerate() {
                 if !func.has_body {
                     continue;

@@ -25,17 +25,48 @@ pub use events::Reach;
 /// A constant by (unit it is read in, owner type as written, name).
 type ConstKey = (usize, Option<String>, String);
 
+/// Answers of [`Coord::reach_fn`], each with the functions of the part it was answered in.
+type Answers = HashMap<FnRef, (Reach, Arc<[FnRef]>)>;
+
 /// Call name -> (caller, call span).
 type CallIndex = HashMap<String, Vec<(FnRef, Span)>>;
+
+/// What the analyses of one run share across threads: the POST sites, and every answer of
+/// [`Coord::reach_fn`] with the call cycle (strongly connected part) it was answered in.
+///
+/// An answer depends on the function alone, not on which query reached it first (see
+/// `Coord::answer_part`), so an analysis may take another's answers instead of walking the
+/// same functions again. It takes a part's answers only as a whole, and only if its own search
+/// has not visited one of the part's functions yet: the parts it then finds are the same as
+/// if the taken part had been answered before it started.
+#[derive(Default)]
+pub struct Shared {
+    pub posts: endpoints::Posts,
+    answers: std::sync::RwLock<Answers>,
+    /// Call name -> (caller, call span) for every call in the project, built on first use.
+    calls_by_name: std::sync::OnceLock<CallIndex>,
+}
+
+impl Shared {
+    pub fn new(posts: endpoints::Posts) -> Shared {
+        Shared {
+            posts,
+            ..Shared::default()
+        }
+    }
+}
 
 /// One analysis per project run (single-threaded: summaries are memoised in place).
 pub struct Coord<'p> {
     pub p: &'p Project,
     pub cat: &'p Catalog,
     pub flow: Flow<'p>,
-    pub posts: Arc<endpoints::Posts>,
-    /// Final answers of [`Coord::reach_fn`].
-    reach: RefCell<HashMap<FnRef, Reach>>,
+    /// The POST sites, and the answers of [`Coord::reach_fn`] shared with the run's other
+    /// analyses over the same POST sites.
+    pub shared: Arc<Shared>,
+    /// Final answers of [`Coord::reach_fn`] (this analysis's own, and those it took from
+    /// `shared`).
+    pub(crate) reach: RefCell<HashMap<FnRef, Reach>>,
     /// Answers so far for the functions of the call cycle being answered.
     solving: RefCell<HashMap<FnRef, Reach>>,
     /// While finding what a function calls: the project functions its walk asked about.
@@ -49,22 +80,21 @@ pub struct Coord<'p> {
     budget: std::cell::Cell<usize>,
     /// Literal text of constants, by (unit, owner, name).
     const_texts: RefCell<HashMap<ConstKey, Option<String>>>,
-    /// Call name -> (caller, call span) for every call in the project, built on first use.
-    calls_by_name: RefCell<Option<CallIndex>>,
     checked: RefCell<HashMap<FnRef, std::rc::Rc<Vec<Span>>>>,
     /// Methods a method reference on a type may run, by (name, type).
     methods_on: RefCell<HashMap<(String, String), Targets>>,
 }
 
 impl<'p> Coord<'p> {
-    /// An analysis that knows the project's POSTs to money endpoints (`posts`, from
-    /// [`Coord::find_posts`]; empty when the rules that run need none).
-    pub fn new(p: &'p Project, cat: &'p Catalog, posts: Arc<endpoints::Posts>) -> Coord<'p> {
+    /// An analysis that knows the project's POSTs to money endpoints (`shared.posts`, from
+    /// [`Coord::find_posts`]; empty when the rules that run need none). Analyses built on the
+    /// same `shared` (on any threads) reuse each other's answers.
+    pub fn new(p: &'p Project, cat: &'p Catalog, shared: Arc<Shared>) -> Coord<'p> {
         Coord {
             p,
             cat,
             flow: Flow::new(p, cat),
-            posts,
+            shared,
             reach: RefCell::default(),
             solving: RefCell::default(),
             recording: RefCell::default(),
@@ -73,7 +103,6 @@ impl<'p> Coord<'p> {
             path: RefCell::default(),
             budget: std::cell::Cell::new(0),
             const_texts: RefCell::default(),
-            calls_by_name: RefCell::default(),
             checked: RefCell::default(),
             methods_on: RefCell::default(),
         }
@@ -95,8 +124,7 @@ impl<'p> Coord<'p> {
 
     /// Every call in the project named `name`: (function it is written in, call span).
     pub fn calls_named(&self, name: &str) -> Vec<(FnRef, Span)> {
-        let mut cache = self.calls_by_name.borrow_mut();
-        let map = cache.get_or_insert_with(|| {
+        let map = self.shared.calls_by_name.get_or_init(|| {
             let mut m: HashMap<String, Vec<(FnRef, Span)>> = HashMap::default();
             for (u, unit) in self.p.units.iter().enumerate() {
                 for (f, func) in unit.facts.functions.iter().enumerate() {

@@ -5,11 +5,30 @@
 use super::Ctx;
 use crate::coord::{Coord, Reach, guards::CheckThenAct};
 use crate::finding::{Finding, Label};
+use rayon::prelude::*;
 
 pub const CODE: &str = "IDEM005";
 
+/// Files per piece of work: the guards are looked for in parallel, each thread with its own
+/// analysis over `co`'s shared answers (so what one walked, the others reuse).
+const UNITS_PER_TASK: usize = 256;
+
 pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
-    for g in co.check_then_act() {
+    let n = co.p.units.len();
+    let tasks: Vec<std::ops::Range<usize>> = (0..n)
+        .step_by(UNITS_PER_TASK)
+        .map(|s| s..(s + UNITS_PER_TASK).min(n))
+        .collect();
+    let (p, cat, shared) = (co.p, co.cat, &co.shared);
+    let guards: Vec<CheckThenAct> = tasks
+        .into_par_iter()
+        .map_init(
+            || Coord::new(p, cat, shared.clone()),
+            |c, units| c.check_then_act(units),
+        )
+        .flatten()
+        .collect();
+    for g in guards {
         let CheckThenAct {
             read,
             read_what,

@@ -10,7 +10,7 @@ pub mod scheduler_lock;
 pub mod unstable_lock_key;
 
 use crate::catalog::Catalog;
-use crate::coord::endpoints::Posts;
+use crate::coord::Shared;
 use crate::facts::{FnKind, Span};
 use crate::finding::{Finding, Severity};
 use crate::flow::{Flow, KeyFlow};
@@ -365,41 +365,38 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     };
     // IDEM006 needs no POST sites and shares nothing with the others: it runs beside them.
     // POSTs are money events for the scheduler and guard rules too: found first, then
-    // IDEM004 runs beside IDEM005 and IDEM007. Each has its own analysis state (a memoised
-    // walk gives the same answer whatever was asked before it; `Coord::reach_fn`), and the
-    // findings are joined in a fixed order.
-    let coord = |posts: &Arc<Posts>| crate::coord::Coord::new(ctx.p, ctx.cat, posts.clone());
+    // IDEM005 (in parallel pieces), IDEM007 and IDEM004, each piece with its own analysis
+    // state over shared answers (a memoised walk gives the same answer whatever was asked
+    // before it; `Coord::reach_fn`), and the findings are joined in a fixed order.
+    let coord = |shared: &Arc<Shared>| crate::coord::Coord::new(ctx.p, ctx.cat, shared.clone());
     let ((scheduler, guards), locks) = rayon::join(
         || {
             if !(want("IDEM004") || want("IDEM005") || want("IDEM007")) {
                 return (Vec::new(), Vec::new());
             }
-            let posts = Arc::new(timed("POST sites", || {
+            let shared = Arc::new(Shared::new(timed("POST sites", || {
                 crate::coord::Coord::find_posts(ctx.p, ctx.cat, &interceptors)
-            }));
-            rayon::join(
-                || {
-                    let mut out = Vec::new();
-                    if want("IDEM004") {
-                        let co = coord(&posts);
-                        timed("IDEM004", || scheduler_lock::check(ctx, &co, &mut out));
-                    }
-                    out
-                },
-                || {
-                    let mut out = Vec::new();
-                    if want("IDEM005") || want("IDEM007") {
-                        let co = coord(&posts);
-                        if want("IDEM005") {
-                            timed("IDEM005", || check_then_act::check(ctx, &co, &mut out));
-                        }
-                        if want("IDEM007") {
-                            timed("IDEM007", || payment_post::check(ctx, &co, &mut out));
-                        }
-                    }
-                    out
-                },
-            )
+            })));
+            // IDEM005 looks at every guard in the project, in parallel; IDEM004 then finds
+            // most of what its jobs reach already answered.
+            let mut guards = Vec::new();
+            if want("IDEM005") || want("IDEM007") {
+                let co = coord(&shared);
+                if want("IDEM005") {
+                    timed("IDEM005", || check_then_act::check(ctx, &co, &mut guards));
+                }
+                if want("IDEM007") {
+                    timed("IDEM007", || payment_post::check(ctx, &co, &mut guards));
+                }
+            }
+            let mut scheduler = Vec::new();
+            if want("IDEM004") {
+                let co = coord(&shared);
+                timed("IDEM004", || {
+                    scheduler_lock::check(ctx, &co, &mut scheduler)
+                });
+            }
+            (scheduler, guards)
         },
         || {
             let mut out = Vec::new();

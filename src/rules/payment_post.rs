@@ -11,9 +11,12 @@ pub const CODE: &str = "IDEM007";
 pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
     // One finding per endpoint literal; it is reported if any POST using it has no key.
     let mut seen = HashSet::default();
-    for s in &co.posts.sites {
+    for s in &co.shared.posts.sites {
         // A project interceptor of this client sets the key on every request.
-        if s.has_key || co.posts.covered_by_interceptor(s).is_some() || !seen.insert(s.literal) {
+        if s.has_key
+            || co.shared.posts.covered_by_interceptor(s).is_some()
+            || !seen.insert(s.literal)
+        {
             continue;
         }
         let (unit, span) = s.literal;
