@@ -121,7 +121,29 @@ enum RulesFormat {
     Json,
 }
 
+/// glibc grows its heaps 128 KiB at a time; a large run keeps every file's facts and grows them
+/// by about a gigabyte, one system call and page-table change per step. Growing 64 MiB at a
+/// time (address space only: pages are touched when used) makes a run on the bench corpus
+/// 2% faster (6.97 -> 6.84 s, system time 1.17 -> 0.83 s) with the same peak RSS. mimalloc,
+/// tried instead, was 3-8% slower and used 4% more memory.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tune_allocator() {
+    unsafe extern "C" {
+        fn mallopt(param: i32, value: i32) -> i32;
+    }
+    const M_TOP_PAD: i32 = -2;
+    // SAFETY: mallopt only sets an allocator parameter; it is called before any other thread
+    // starts. A refusal (0) leaves the default, which is only slower.
+    unsafe {
+        mallopt(M_TOP_PAD, 64 << 20);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_allocator() {}
+
 fn main() -> ExitCode {
+    tune_allocator();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
