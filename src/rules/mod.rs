@@ -365,9 +365,9 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     };
     // IDEM006 needs no POST sites and shares nothing with the others: it runs beside them.
     // POSTs are money events for the scheduler and guard rules too: found first, then
-    // IDEM005 (in parallel pieces), IDEM007 and IDEM004, each piece with its own analysis
-    // state over shared answers (a memoised walk gives the same answer whatever was asked
-    // before it; `Coord::reach_fn`), and the findings are joined in a fixed order.
+    // IDEM005 (in parallel pieces) and IDEM007 beside IDEM004, each piece with its own
+    // analysis state over answers they share (a memoised walk gives the same answer whatever
+    // was asked before it; `Coord::reach_fn`), and the findings are joined in a fixed order.
     let coord = |shared: &Arc<Shared>| crate::coord::Coord::new(ctx.p, ctx.cat, shared.clone());
     let ((scheduler, guards), locks) = rayon::join(
         || {
@@ -377,25 +377,31 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
             let shared = Arc::new(Shared::new(timed("POST sites", || {
                 crate::coord::Coord::find_posts(ctx.p, ctx.cat, &interceptors)
             })));
-            // IDEM005 looks at every guard in the project, in parallel; IDEM004 then finds
-            // most of what its jobs reach already answered.
-            let mut guards = Vec::new();
-            if want("IDEM005") || want("IDEM007") {
-                let co = coord(&shared);
-                if want("IDEM005") {
-                    timed("IDEM005", || check_then_act::check(ctx, &co, &mut guards));
-                }
-                if want("IDEM007") {
-                    timed("IDEM007", || payment_post::check(ctx, &co, &mut guards));
-                }
-            }
-            let mut scheduler = Vec::new();
-            if want("IDEM004") {
-                let co = coord(&shared);
-                timed("IDEM004", || {
-                    scheduler_lock::check(ctx, &co, &mut scheduler)
-                });
-            }
+            let (guards, scheduler) = rayon::join(
+                || {
+                    let mut guards = Vec::new();
+                    if want("IDEM005") || want("IDEM007") {
+                        let co = coord(&shared);
+                        if want("IDEM005") {
+                            timed("IDEM005", || check_then_act::check(ctx, &co, &mut guards));
+                        }
+                        if want("IDEM007") {
+                            timed("IDEM007", || payment_post::check(ctx, &co, &mut guards));
+                        }
+                    }
+                    guards
+                },
+                || {
+                    let mut scheduler = Vec::new();
+                    if want("IDEM004") {
+                        let co = coord(&shared);
+                        timed("IDEM004", || {
+                            scheduler_lock::check(ctx, &co, &mut scheduler)
+                        });
+                    }
+                    scheduler
+                },
+            );
             (scheduler, guards)
         },
         || {
