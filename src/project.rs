@@ -199,7 +199,7 @@ impl Project {
 
     /// Does a call with `arity` arguments fit `r`? Kotlin parameters may have defaults (not
     /// modelled), so a Kotlin function with more parameters fits too.
-    fn arity_ok(&self, r: FnRef, arity: usize) -> bool {
+    pub fn arity_ok(&self, r: FnRef, arity: usize) -> bool {
         let n = self
             .func(r)
             .params

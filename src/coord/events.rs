@@ -647,10 +647,53 @@ impl<'p> Coord<'p> {
         if self.is_sdk_money_call(receiver, name, args) {
             return Some(self.money(at, e.span, Vec::new()));
         }
-        if self.is_money_call(receiver, name, args) {
+        if self.is_money_call(receiver, name, args) && !self.field_accessor(at, receiver, name) {
+            // A money-like name the project declares itself, called on a chain whose type is
+            // unknown (`amounts.plusFees(..).plusPenaltyCharges(..)`): what runs is most likely
+            // one of the project's functions of that name, so money moves only if one of them
+            // moves it. (On a typed receiver, `invoice.pay(..)` on a Stripe `Invoice`, the
+            // call is the library's.)
+            if targets.is_empty()
+                && receiver
+                    .is_some_and(|r| r.path_text().is_none() && self.flow.type_in(at, r).is_none())
+            {
+                let own: Vec<FnRef> = self
+                    .p
+                    .fns_named(name)
+                    .iter()
+                    .copied()
+                    .filter(|t| self.p.func(*t).has_body && self.p.arity_ok(*t, args.len()))
+                    .collect();
+                if !own.is_empty() {
+                    return self
+                        .through(at, e.span, &own)
+                        .filter(|r| matches!(r, Reach::Money { .. }));
+                }
+            }
             return Some(self.money_by_name(at, e.span));
         }
         None
+    }
+
+    /// `penaltyCharges()` or `amounts.penaltyCharges(x)` where the class (of `this`, or the
+    /// receiver's declared type) has a field `penaltyCharges` and no such method: an accessor
+    /// that Lombok (`@Accessors(fluent = true)`) or a record generates, not a charge.
+    fn field_accessor(&self, at: FnRef, receiver: Option<&Expr>, name: &str) -> bool {
+        let has_field = |t: &crate::facts::TypeDecl| t.fields.iter().any(|b| b.name == name);
+        if crate::flow::is_self_receiver(receiver) {
+            return self
+                .p
+                .enclosing_type(at)
+                .is_some_and(|t| has_field(&self.p.units[at.unit].facts.types[t]));
+        }
+        receiver
+            .and_then(|r| self.flow.type_in(at, r))
+            .is_some_and(|ty| {
+                self.p
+                    .types_named(&ty)
+                    .iter()
+                    .any(|r| has_field(&self.p.units[r.unit].facts.types[r.t]))
+            })
     }
 
     /// Calls into project functions: money if any callee moves money first, guarded if one
@@ -855,10 +898,23 @@ impl<'p> Coord<'p> {
             return false;
         }
         self.is_sdk_money_call(receiver, name, args) || {
-            // Builder setters (`Metadata.builder().chargeAmount(..)`) set fields.
+            // Builder setters (`Metadata.builder().chargeAmount(..)`) set fields, and so do
+            // fluent accessors on a new project object (`new OutstandingAmountsDTO(c)
+            // .penaltyCharges(x)`, Lombok's `@Accessors(fluent = true)`): the class has a field
+            // of that name.
             let mut cur = receiver.map(super::peel);
             let mut builder = false;
             while let Some(x) = cur {
+                if let Some(ty) = crate::flow::constructed_type(x)
+                    && self.p.types_named(&ty).iter().any(|r| {
+                        self.p.units[r.unit].facts.types[r.t]
+                            .fields
+                            .iter()
+                            .any(|b| b.name == name)
+                    })
+                {
+                    builder = true;
+                }
                 match &x.kind {
                     ExprKind::Call { name, receiver, .. } => {
                         if matches!(
