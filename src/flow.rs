@@ -768,6 +768,10 @@ pub fn is_self_receiver(r: Option<&Expr>) -> bool {
     }
 }
 
+/// Methods that call a function value: `Supplier.get`, `Function.apply`, `Callable.call`,
+/// Kotlin's `invoke` (what `keyGen()` on a function value lowers to).
+const FUNCTION_VALUE_CALLS: &[&str] = &["get", "apply", "call", "invoke", "getAsLong"];
+
 /// The local a plain assignment writes (`x = ..`, not `this.x = ..`).
 fn assigned_local(target: &Expr) -> Option<&str> {
     match &target.kind {
@@ -1190,6 +1194,54 @@ impl<'f, 'p> Ev<'f, 'p> {
         Some(self.through_call(e, name, inner))
     }
 
+    /// Calling a function value that this object keeps in a field, handed to its constructor
+    /// where the object is built (`crate::wiring`): `(self.key_gen)()` in Rust, `keyGen.get()`
+    /// or `this.keyGen.apply(..)` in Java, `keyGen()` in Kotlin. Fresh if a lambda handed
+    /// over returns a fresh value.
+    fn wired_field_value(
+        &mut self,
+        e: &Expr,
+        receiver: Option<&Expr>,
+        name: &str,
+    ) -> Option<Taint> {
+        let (field, pos) = match receiver.map(|r| (&r.kind, r.span.start)) {
+            Some((
+                ExprKind::Field {
+                    receiver: r,
+                    name: f,
+                },
+                pos,
+            )) if matches!(&r.kind, ExprKind::Name(s) if s == "self" || s == "this")
+                && (name.is_empty() || FUNCTION_VALUE_CALLS.contains(&name)) =>
+            {
+                (f.as_str(), pos)
+            }
+            Some((ExprKind::Name(f), pos)) if FUNCTION_VALUE_CALLS.contains(&name) => {
+                (f.as_str(), pos)
+            }
+            // Kotlin `newKey()` on a property of function type.
+            None if self.lang() == Lang::Kotlin => (name, e.span.start),
+            _ => return None,
+        };
+        let p = self.flow.p;
+        let owner = p.enclosing_type(self.at)?;
+        let owner = simple_name(p.units[self.at.unit].facts.types[owner].name.as_deref()?);
+        // A field of this type (in Rust, declared on the struct, not on the impl), not a local.
+        if self.env.get(field, pos).is_some()
+            || !p.types_named(owner).iter().any(|t| {
+                p.units[t.unit].facts.types[t.t]
+                    .fields
+                    .iter()
+                    .any(|b| b.name == field)
+            })
+        {
+            return None;
+        }
+        crate::wiring::field_lambdas(p, owner, field)
+            .into_iter()
+            .find_map(|l| self.flow.returns_fresh(l))
+    }
+
     /// The value a lambda written in this function returns, evaluated in the same
     /// environment (it shares the enclosing function's locals).
     fn lambda_value(&mut self, id: FnId) -> Option<Taint> {
@@ -1254,6 +1306,9 @@ impl<'f, 'p> Ev<'f, 'p> {
                     f.returns_fresh(c)
                 })
         {
+            return Some(self.through_call(e, name, inner));
+        }
+        if let Some(inner) = self.wired_field_value(e, receiver, name) {
             return Some(self.through_call(e, name, inner));
         }
         // Setting a header or attribute returns the builder (or the previous value), not

@@ -24,6 +24,7 @@ pub mod rules;
 pub mod scopes;
 pub mod source;
 pub mod suppress;
+pub mod wiring;
 
 use crate::facts::Span;
 use crate::finding::Finding;

@@ -69,6 +69,8 @@ pub struct Project {
     fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>>,
     /// Which functions may set an idempotency key (built on first use).
     pub sink_gate: std::sync::OnceLock<crate::gate::SinkGate>,
+    /// Constructions that hand a lambda to a constructor (built on first use).
+    pub constructions: std::sync::OnceLock<crate::wiring::Constructions>,
     /// Text of configuration files next to the sources (`application.properties`,
     /// `application.yml`, `quartz.properties`) that the coordination rules read.
     pub config_texts: Vec<String>,
@@ -117,6 +119,7 @@ impl Project {
             subtype_pos: HashMap::default(),
             config_texts: Vec::new(),
             sink_gate: std::sync::OnceLock::new(),
+            constructions: std::sync::OnceLock::new(),
             fields_by_name: HashMap::default(),
         };
         let mut fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>> =

@@ -1,0 +1,198 @@
+//! Lambdas handed to a constructor and kept in a field, wherever the object is built:
+//! `IdempotencyMiddleware::new(Arc::new(|| Uuid::new_v4().to_string()))` with
+//! `fn new(key_gen: KeyGen) -> Self { Self { key_gen } }`, or
+//! `new KeyInterceptor(() -> UUID.randomUUID().toString())` with `this.keyGen = keyGen`.
+//! Calling the field (`(self.key_gen)()`, `keyGen.get()`) runs one of them.
+
+use crate::facts::Expr;
+use crate::facts::{ExprKind, FnKind, Lang, simple_name};
+use crate::hash::HashMap;
+use crate::project::{FnRef, Project, held_lambda, walk_expr, walk_stmts};
+use rayon::prelude::*;
+
+/// One construction that hands lambdas over: how it was called, and which arguments are
+/// lambdas.
+pub struct Construction {
+    /// `new T(..)` or Kotlin `T(..)` (a constructor), else the associated function's name
+    /// (`T::new(..)`, `T::with_key_gen(..)`).
+    pub via: Option<String>,
+    pub arity: usize,
+    /// (argument position, the lambda), the lambda in `unit`.
+    pub lambdas: Vec<(usize, FnRef)>,
+}
+
+/// Constructions with a lambda argument, by the simple name of the type built.
+pub type Constructions = HashMap<String, Vec<Construction>>;
+
+fn constructions(p: &Project) -> &Constructions {
+    p.constructions.get_or_init(|| {
+        let per_unit: Vec<Vec<(String, Construction)>> = p
+            .units
+            .par_iter()
+            .enumerate()
+            .map(|(u, unit)| {
+                let mut out = Vec::new();
+                let facts = &unit.facts;
+                for func in &facts.functions {
+                    walk_stmts(&func.body, &mut |e| scan(e, u, &mut out));
+                }
+                // Initialisers of fields and file-level values (`val http =
+                // OkHttpClient.Builder().addInterceptor(KeyInterceptor { .. }).build()`).
+                for b in facts
+                    .globals
+                    .iter()
+                    .chain(facts.types.iter().flat_map(|t| t.fields.iter()))
+                {
+                    if let Some(init) = &b.init {
+                        walk_expr(init, &mut |e| scan(e, u, &mut out));
+                    }
+                }
+                out
+            })
+            .collect();
+        let mut all: Constructions = HashMap::default();
+        for (ty, c) in per_unit.into_iter().flatten() {
+            all.entry(ty).or_default().push(c);
+        }
+        all
+    })
+}
+
+/// Records `e` if it builds a type (`new T(..)`, Kotlin `T(..)`, `T::new(..)`) with a lambda
+/// argument.
+fn scan(e: &Expr, unit: usize, out: &mut Vec<(String, Construction)>) {
+    let (ty, via, args) = match &e.kind {
+        ExprKind::New { ty, args, .. } => (simple_name(ty).to_string(), None, args),
+        ExprKind::Call {
+            receiver: None,
+            name,
+            args,
+        } if name.starts_with(|c: char| c.is_uppercase()) => (name.clone(), None, args),
+        ExprKind::Call {
+            receiver: Some(r),
+            name,
+            args,
+        } => match r.path_text() {
+            Some(t) if simple_name(&t).starts_with(|c: char| c.is_uppercase()) => {
+                (simple_name(&t).to_string(), Some(name.clone()), args)
+            }
+            _ => return,
+        },
+        _ => return,
+    };
+    push(out, unit, ty, via, args);
+}
+
+fn push(
+    out: &mut Vec<(String, Construction)>,
+    unit: usize,
+    ty: String,
+    via: Option<String>,
+    args: &[crate::facts::Arg],
+) {
+    if args.iter().any(|a| a.name.is_some()) {
+        return;
+    }
+    let lambdas: Vec<(usize, FnRef)> = args
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| held_lambda(&a.value, true).map(|f| (i, FnRef { unit, f })))
+        .collect();
+    if !lambdas.is_empty() {
+        out.push((
+            ty,
+            Construction {
+                via,
+                arity: args.len(),
+                lambdas,
+            },
+        ));
+    }
+}
+
+/// The lambdas that constructions of `type_name` anywhere in the project hand to the
+/// constructor parameter it keeps in `field`, in project order.
+pub fn field_lambdas(p: &Project, type_name: &str, field: &str) -> Vec<FnRef> {
+    // (constructor name, or None for a constructor proper; parameters; the one kept)
+    let mut ctors: Vec<(Option<&str>, usize, usize)> = Vec::new();
+    for t in p.types_named(type_name) {
+        let decl = &p.units[t.unit].facts.types[t.t];
+        for &m in &decl.methods {
+            let at = FnRef { unit: t.unit, f: m };
+            let func = p.func(at);
+            if let Some(i) = kept_param(p, at, type_name, field) {
+                let via = match func.kind {
+                    FnKind::Constructor => None,
+                    _ => func.name.as_deref().filter(|n| *n != type_name),
+                };
+                ctors.push((via, func.params.len(), i));
+            }
+        }
+    }
+    if ctors.is_empty() {
+        return Vec::new();
+    }
+    let Some(sites) = constructions(p).get(type_name) else {
+        return Vec::new();
+    };
+    let mut out: Vec<FnRef> = sites
+        .iter()
+        .flat_map(|c| {
+            ctors
+                .iter()
+                .filter(|(via, arity, _)| c.via.as_deref() == *via && c.arity == *arity)
+                .flat_map(|&(_, _, i)| {
+                    c.lambdas
+                        .iter()
+                        .filter(move |(j, _)| *j == i)
+                        .map(|(_, f)| *f)
+                })
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Which parameter of `at` (a function of `type_name`) it keeps in `field`: a struct literal
+/// `Self { field }` / `Self { field: param }`, `this.field = param`, or a Kotlin constructor
+/// property.
+fn kept_param(p: &Project, at: FnRef, type_name: &str, field: &str) -> Option<usize> {
+    let func = p.func(at);
+    let index = |n: &str| func.params.iter().position(|q| q.name == n);
+    // Kotlin's `class KeyInterceptor(private val newKey: () -> String)`: the primary
+    // constructor's parameter is the property.
+    if p.units[at.unit].lang == Lang::Kotlin
+        && func.kind == FnKind::Constructor
+        && let Some(i) = index(field)
+    {
+        return Some(i);
+    }
+    let mut found = None;
+    walk_stmts(&func.body, &mut |e| {
+        if found.is_some() {
+            return;
+        }
+        match &e.kind {
+            ExprKind::New { ty, args, .. } if ty == "Self" || simple_name(ty) == type_name => {
+                for a in args {
+                    if a.name.as_deref() == Some(field)
+                        && let ExprKind::Name(n) = &a.value.kind
+                    {
+                        found = index(n);
+                    }
+                }
+            }
+            ExprKind::Assign { target, value, op } if op == "=" => {
+                let to_field = matches!(&target.kind, ExprKind::Field { receiver, name }
+                    if name == field
+                        && matches!(&receiver.kind, ExprKind::Name(r) if r == "this" || r == "self"));
+                if to_field && let ExprKind::Name(n) = &value.kind {
+                    found = index(n);
+                }
+            }
+            _ => {}
+        }
+    });
+    found
+}
