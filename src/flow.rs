@@ -1237,7 +1237,7 @@ impl<'f, 'p> Ev<'f, 'p> {
         {
             return None;
         }
-        crate::wiring::field_lambdas(p, owner, field)
+        crate::wiring::field_lambdas(p, self.at.unit, owner, field)
             .into_iter()
             .find_map(|l| self.flow.returns_fresh(l))
     }

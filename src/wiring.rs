@@ -13,6 +13,8 @@ use rayon::prelude::*;
 /// One construction that hands lambdas over: how it was called, and which arguments are
 /// lambdas.
 pub struct Construction {
+    /// The unit it is written in.
+    pub unit: usize,
     /// `new T(..)` or Kotlin `T(..)` (a constructor), else the associated function's name
     /// (`T::new(..)`, `T::with_key_gen(..)`).
     pub via: Option<String>,
@@ -102,6 +104,7 @@ fn push(
         out.push((
             ty,
             Construction {
+                unit,
                 via,
                 arity: args.len(),
                 lambdas,
@@ -110,11 +113,13 @@ fn push(
     }
 }
 
-/// The lambdas that constructions of `type_name` anywhere in the project hand to the
-/// constructor parameter it keeps in `field`, in project order.
-pub fn field_lambdas(p: &Project, type_name: &str, field: &str) -> Vec<FnRef> {
-    // (constructor name, or None for a constructor proper; parameters; the one kept)
-    let mut ctors: Vec<(Option<&str>, usize, usize)> = Vec::new();
+/// The lambdas that constructions of `type_name` (the one whose code is in unit `owner`)
+/// anywhere in the project hand to the constructor parameter it keeps in `field`, in project
+/// order.
+pub fn field_lambdas(p: &Project, owner: usize, type_name: &str, field: &str) -> Vec<FnRef> {
+    // (declaring unit, constructor name or None for a constructor proper, parameters, the
+    // one kept)
+    let mut ctors: Vec<(usize, Option<&str>, usize, usize)> = Vec::new();
     for t in p.types_named(type_name) {
         let decl = &p.units[t.unit].facts.types[t.t];
         for &m in &decl.methods {
@@ -125,7 +130,7 @@ pub fn field_lambdas(p: &Project, type_name: &str, field: &str) -> Vec<FnRef> {
                     FnKind::Constructor => None,
                     _ => func.name.as_deref().filter(|n| *n != type_name),
                 };
-                ctors.push((via, func.params.len(), i));
+                ctors.push((t.unit, via, func.params.len(), i));
             }
         }
     }
@@ -135,13 +140,28 @@ pub fn field_lambdas(p: &Project, type_name: &str, field: &str) -> Vec<FnRef> {
     let Some(sites) = constructions(p).get(type_name) else {
         return Vec::new();
     };
+    // Several types of that name (in different packages or modules): only the owner's
+    // constructors count, and a construction counts for the type it can see.
+    let ambiguous = {
+        let mut units: Vec<usize> = p.types_named(type_name).iter().map(|t| t.unit).collect();
+        units.sort();
+        units.dedup();
+        units.len() > 1
+    };
+    if ambiguous {
+        ctors.retain(|&(decl, ..)| same_dir(p, decl, owner));
+    }
     let mut out: Vec<FnRef> = sites
         .iter()
         .flat_map(|c| {
             ctors
                 .iter()
-                .filter(|(via, arity, _)| c.via.as_deref() == *via && c.arity == *arity)
-                .flat_map(|&(_, _, i)| {
+                .filter(|&&(decl, via, arity, _)| {
+                    c.via.as_deref() == via
+                        && c.arity == arity
+                        && (!ambiguous || sees(p, c.unit, decl, type_name))
+                })
+                .flat_map(|&(.., i)| {
                     c.lambdas
                         .iter()
                         .filter(move |(j, _)| *j == i)
@@ -152,6 +172,37 @@ pub fn field_lambdas(p: &Project, type_name: &str, field: &str) -> Vec<FnRef> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Can code in unit `site` mean the `type_name` declared in unit `decl`? The same file or
+/// directory (package), or an import of the type from a package or module whose path the
+/// declaring file's directory ends with (`com.acme.orders.http.KeyStampingInterceptor`,
+/// `crate::middleware::KeyHeader`).
+fn sees(p: &Project, site: usize, decl: usize, type_name: &str) -> bool {
+    if same_dir(p, site, decl) {
+        return true;
+    }
+    let Some(decl_dir) = p.units[decl].src.path.parent() else {
+        return false;
+    };
+    let decl_dir = decl_dir.to_string_lossy().replace('\\', "/");
+    p.units[site].facts.imports.iter().any(|i| {
+        let i = i.replace("::", ".");
+        let Some(pkg) = i.strip_suffix(type_name).and_then(|r| r.strip_suffix('.')) else {
+            return false;
+        };
+        let pkg = pkg
+            .trim_start_matches("crate.")
+            .trim_start_matches("super.")
+            .trim_start_matches("self.")
+            .replace('.', "/");
+        pkg.is_empty() || decl_dir.ends_with(&pkg) || decl_dir.ends_with(&format!("{pkg}/src"))
+    })
+}
+
+/// Are units `a` and `b` the same file or in the same directory (a Java or Kotlin package)?
+fn same_dir(p: &Project, a: usize, b: usize) -> bool {
+    a == b || p.units[a].src.path.parent() == p.units[b].src.path.parent()
 }
 
 /// Which parameter of `at` (a function of `type_name`) it keeps in `field`: a struct literal

@@ -648,22 +648,13 @@ impl<'p> Coord<'p> {
             return Some(self.money(at, e.span, Vec::new()));
         }
         if self.is_money_call(receiver, name, args) && !self.field_accessor(at, receiver, name) {
-            // A money-like name the project declares itself, called on a chain whose type is
-            // unknown (`amounts.plusFees(..).plusPenaltyCharges(..)`): what runs is most likely
-            // one of the project's functions of that name, so money moves only if one of them
-            // moves it. (On a typed receiver, `invoice.pay(..)` on a Stripe `Invoice`, the
-            // call is the library's.)
-            if targets.is_empty()
-                && receiver
-                    .is_some_and(|r| r.path_text().is_none() && self.flow.type_in(at, r).is_none())
-            {
-                let own: Vec<FnRef> = self
-                    .p
-                    .fns_named(name)
-                    .iter()
-                    .copied()
-                    .filter(|t| self.p.func(*t).has_body && self.p.arity_ok(*t, args.len()))
-                    .collect();
+            // A money-like name on a fluent chain of the project's own methods
+            // (`amounts.plusFees(..).plusPenaltyCharges(..)`, where a project class declares
+            // both `plusFees` and `plusPenaltyCharges`): what runs is that class's method, so
+            // money moves only if it moves it. (A chain through a library,
+            // `gateway.transaction().refund(..)`, is the library's call.)
+            if targets.is_empty() {
+                let own = self.fluent_chain_methods(at, receiver, name, args.len());
                 if !own.is_empty() {
                     return self
                         .through(at, e.span, &own)
@@ -675,25 +666,88 @@ impl<'p> Coord<'p> {
         None
     }
 
-    /// `penaltyCharges()` or `amounts.penaltyCharges(x)` where the class (of `this`, or the
-    /// receiver's declared type) has a field `penaltyCharges` and no such method: an accessor
-    /// that Lombok (`@Accessors(fluent = true)`) or a record generates, not a charge.
+    /// A Java call named like a field of its receiver's class: an accessor that Lombok
+    /// (`@Accessors(fluent = true)`) or a record generates (`penaltyCharges()`,
+    /// `amounts.penaltyCharges()`, `new OutstandingAmountsDTO(c).penaltyCharges(x)`), not a
+    /// charge. (In Kotlin such a call invokes a property of function type: it is what the
+    /// property holds.)
     fn field_accessor(&self, at: FnRef, receiver: Option<&Expr>, name: &str) -> bool {
+        if self.p.units[at.unit].lang != crate::facts::Lang::Java {
+            return false;
+        }
         let has_field = |t: &crate::facts::TypeDecl| t.fields.iter().any(|b| b.name == name);
+        let type_has_field = |ty: &str| {
+            self.p
+                .types_named(ty)
+                .iter()
+                .any(|r| has_field(&self.p.units[r.unit].facts.types[r.t]))
+        };
         if crate::flow::is_self_receiver(receiver) {
             return self
                 .p
                 .enclosing_type(at)
                 .is_some_and(|t| has_field(&self.p.units[at.unit].facts.types[t]));
         }
-        receiver
+        if receiver
             .and_then(|r| self.flow.type_in(at, r))
-            .is_some_and(|ty| {
-                self.p
-                    .types_named(&ty)
-                    .iter()
-                    .any(|r| has_field(&self.p.units[r.unit].facts.types[r.t]))
-            })
+            .is_some_and(|ty| type_has_field(&ty))
+        {
+            return true;
+        }
+        // A fluent chain on a new object: `new OutstandingAmountsDTO(c).principal(p)..`.
+        let mut cur = receiver.map(super::peel);
+        while let Some(x) = cur {
+            if let Some(ty) = crate::flow::constructed_type(x) {
+                return type_has_field(&ty);
+            }
+            cur = match &x.kind {
+                ExprKind::Call { receiver, .. } => receiver.as_deref().map(super::peel),
+                _ => None,
+            };
+        }
+        false
+    }
+
+    /// Methods named `name` (with `arity` arguments and a body, other than `at`) of the
+    /// project classes that declare the method `receiver` calls, when `receiver` is a call of
+    /// a project method on an expression of unknown type.
+    fn fluent_chain_methods(
+        &self,
+        at: FnRef,
+        receiver: Option<&Expr>,
+        name: &str,
+        arity: usize,
+    ) -> Vec<FnRef> {
+        let Some(r) = receiver.map(super::peel) else {
+            return Vec::new();
+        };
+        let ExprKind::Call { name: inner, .. } = &r.kind else {
+            return Vec::new();
+        };
+        if self.flow.type_in(at, r).is_some() {
+            return Vec::new();
+        }
+        let mut out: Vec<FnRef> = Vec::new();
+        for &g in self.p.fns_named(inner) {
+            let func = self.p.func(g);
+            let Some(owner) = func.owner.filter(|_| func.has_body) else {
+                continue;
+            };
+            for &m in &self.p.units[g.unit].facts.types[owner].methods {
+                let t = FnRef { unit: g.unit, f: m };
+                let method = self.p.func(t);
+                if t != at
+                    && method.has_body
+                    && method.name.as_deref() == Some(name)
+                    && self.p.arity_ok(t, arity)
+                {
+                    out.push(t);
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// Calls into project functions: money if any callee moves money first, guarded if one
@@ -898,23 +952,10 @@ impl<'p> Coord<'p> {
             return false;
         }
         self.is_sdk_money_call(receiver, name, args) || {
-            // Builder setters (`Metadata.builder().chargeAmount(..)`) set fields, and so do
-            // fluent accessors on a new project object (`new OutstandingAmountsDTO(c)
-            // .penaltyCharges(x)`, Lombok's `@Accessors(fluent = true)`): the class has a field
-            // of that name.
+            // Builder setters (`Metadata.builder().chargeAmount(..)`) set fields.
             let mut cur = receiver.map(super::peel);
             let mut builder = false;
             while let Some(x) = cur {
-                if let Some(ty) = crate::flow::constructed_type(x)
-                    && self.p.types_named(&ty).iter().any(|r| {
-                        self.p.units[r.unit].facts.types[r.t]
-                            .fields
-                            .iter()
-                            .any(|b| b.name == name)
-                    })
-                {
-                    builder = true;
-                }
                 match &x.kind {
                     ExprKind::Call { name, receiver, .. } => {
                         if matches!(
