@@ -1224,8 +1224,18 @@ impl<'f, 'p> Ev<'f, 'p> {
             _ => return None,
         };
         let p = self.flow.p;
-        let owner = p.enclosing_type(self.at)?;
-        let owner = simple_name(p.units[self.at.unit].facts.types[owner].name.as_deref()?);
+        let owner_id = p.enclosing_type(self.at)?;
+        let owner_decl = &p.units[self.at.unit].facts.types[owner_id];
+        let owner = simple_name(owner_decl.name.as_deref()?);
+        // Kotlin `newKey()` where the class also declares a function `newKey`: the function.
+        if receiver.is_none()
+            && owner_decl
+                .methods
+                .iter()
+                .any(|m| p.units[self.at.unit].facts.functions[*m].name.as_deref() == Some(name))
+        {
+            return None;
+        }
         // A field of this type (in Rust, declared on the struct, not on the impl), not a local.
         if self.env.get(field, pos).is_some()
             || !p.types_named(owner).iter().any(|t| {

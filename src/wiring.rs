@@ -5,7 +5,7 @@
 //! Calling the field (`(self.key_gen)()`, `keyGen.get()`) runs one of them.
 
 use crate::facts::Expr;
-use crate::facts::{ExprKind, FnKind, Lang, simple_name};
+use crate::facts::{ExprKind, FnId, FnKind, Lang, simple_name};
 use crate::hash::HashMap;
 use crate::project::{FnRef, Project, held_lambda, walk_expr, walk_stmts};
 use rayon::prelude::*;
@@ -98,7 +98,7 @@ fn push(
     let lambdas: Vec<(usize, FnRef)> = args
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| held_lambda(&a.value, true).map(|f| (i, FnRef { unit, f })))
+        .filter_map(|(i, a)| handed_lambda(&a.value).map(|f| (i, FnRef { unit, f })))
         .collect();
     if !lambdas.is_empty() {
         out.push((
@@ -149,7 +149,10 @@ pub fn field_lambdas(p: &Project, owner: usize, type_name: &str, field: &str) ->
         units.len() > 1
     };
     if ambiguous {
-        ctors.retain(|&(decl, ..)| same_dir(p, decl, owner));
+        ctors.retain(|&(decl, ..)| match p.units[owner].lang {
+            Lang::Rust => decl == owner,
+            _ => same_dir(p, decl, owner),
+        });
     }
     let mut out: Vec<FnRef> = sites
         .iter()
@@ -174,35 +177,74 @@ pub fn field_lambdas(p: &Project, owner: usize, type_name: &str, field: &str) ->
     out
 }
 
-/// Can code in unit `site` mean the `type_name` declared in unit `decl`? The same file or
-/// directory (package), or an import of the type from a package or module whose path the
-/// declaring file's directory ends with (`com.acme.orders.http.KeyStampingInterceptor`,
-/// `crate::middleware::KeyHeader`).
+/// Can code in unit `site` mean the `type_name` declared in unit `decl`? An import of the
+/// type decides when there is one: its package (Java, Kotlin) is the declaring file's
+/// directory, its module (Rust) the declaring file (`crate::fresh::KeyHeader` is `fresh.rs`
+/// or `fresh/mod.rs`). Without one, the same file, or for Java and Kotlin the same package.
 fn sees(p: &Project, site: usize, decl: usize, type_name: &str) -> bool {
-    if same_dir(p, site, decl) {
+    if site == decl {
         return true;
     }
-    let Some(decl_dir) = p.units[decl].src.path.parent() else {
-        return false;
-    };
-    let decl_dir = decl_dir.to_string_lossy().replace('\\', "/");
-    p.units[site].facts.imports.iter().any(|i| {
-        let i = i.replace("::", ".");
-        let Some(pkg) = i.strip_suffix(type_name).and_then(|r| r.strip_suffix('.')) else {
-            return false;
-        };
-        let pkg = pkg
-            .trim_start_matches("crate.")
-            .trim_start_matches("super.")
-            .trim_start_matches("self.")
-            .replace('.', "/");
-        pkg.is_empty() || decl_dir.ends_with(&pkg) || decl_dir.ends_with(&format!("{pkg}/src"))
+    let imports: Vec<String> = p.units[site]
+        .facts
+        .imports
+        .iter()
+        .filter_map(|i| {
+            let i = i.replace("::", ".");
+            let pkg = i.strip_suffix(type_name)?.strip_suffix('.')?;
+            Some(
+                pkg.trim_start_matches("crate.")
+                    .trim_start_matches("super.")
+                    .trim_start_matches("self.")
+                    .to_string(),
+            )
+        })
+        .collect();
+    if imports.is_empty() {
+        return p.units[site].lang != Lang::Rust && same_dir(p, site, decl);
+    }
+    let path = &p.units[decl].src.path;
+    let dir = path
+        .parent()
+        .map(|d| d.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default();
+    imports.iter().any(|pkg| match p.units[decl].lang {
+        Lang::Rust => {
+            let module = pkg.rsplit('.').next().unwrap_or(pkg);
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            match stem {
+                "mod" => dir.rsplit('/').next() == Some(module),
+                _ => stem == module,
+            }
+        }
+        _ => !pkg.is_empty() && dir.ends_with(&pkg.replace('.', "/")),
     })
 }
 
 /// Are units `a` and `b` the same file or in the same directory (a Java or Kotlin package)?
 fn same_dir(p: &Project, a: usize, b: usize) -> bool {
     a == b || p.units[a].src.path.parent() == p.units[b].src.path.parent()
+}
+
+/// A lambda handed over as it is, or wrapped by a smart pointer or a cast (`Arc::new(|| ..)`,
+/// `Box::new(..)`, `|| .. as Box<dyn Fn>`). Any other call around it (`Suppliers.memoize(..)`)
+/// may change what calling it returns.
+fn handed_lambda(e: &Expr) -> Option<FnId> {
+    match &e.kind {
+        ExprKind::Call {
+            receiver: Some(r),
+            name,
+            args,
+        } if args.len() == 1
+            && matches!(name.as_str(), "new" | "from" | "pin")
+            && r.path_text()
+                .is_some_and(|t| matches!(simple_name(&t), "Arc" | "Rc" | "Box" | "Pin")) =>
+        {
+            held_lambda(&args[0].value, false)
+        }
+        ExprKind::Call { .. } => None,
+        _ => held_lambda(e, true),
+    }
 }
 
 /// Which parameter of `at` (a function of `type_name`) it keeps in `field`: a struct literal

@@ -683,10 +683,25 @@ impl<'p> Coord<'p> {
                 .any(|r| has_field(&self.p.units[r.unit].facts.types[r.t]))
         };
         if crate::flow::is_self_receiver(receiver) {
-            return self
-                .p
-                .enclosing_type(at)
-                .is_some_and(|t| has_field(&self.p.units[at.unit].facts.types[t]));
+            // Java never calls a field: a call without a receiver that the class does not
+            // declare is a generated accessor, or a method inherited from a library base
+            // class or statically imported (`chargeCustomer(..)` from `BillingJobSupport`).
+            let facts = &self.p.units[at.unit].facts;
+            let imported = facts.imports.iter().any(|i| {
+                i.ends_with(&format!(".{name}"))
+                    || i.strip_suffix(".*").is_some_and(|owner| {
+                        simple_name(owner).starts_with(|c: char| c.is_uppercase())
+                    })
+            });
+            return !imported
+                && self.p.enclosing_type(at).is_some_and(|t| {
+                    let decl = &facts.types[t];
+                    has_field(decl)
+                        && decl
+                            .supertypes
+                            .iter()
+                            .all(|s| !self.p.types_named(simple_name(s)).is_empty())
+                });
         }
         if receiver
             .and_then(|r| self.flow.type_in(at, r))
@@ -708,9 +723,11 @@ impl<'p> Coord<'p> {
         false
     }
 
-    /// Methods named `name` (with `arity` arguments and a body, other than `at`) of the
-    /// project classes that declare the method `receiver` calls, when `receiver` is a call of
-    /// a project method on an expression of unknown type.
+    /// Methods named `name` (with `arity` arguments and a body, other than `at`) of the project
+    /// class a fluent chain `receiver` works on: the chain starts at a value of that class
+    /// (a typed local or field, or `new T(..)`) and calls that class's own methods
+    /// (`amounts.plusFees(..)`). Empty for anything else, such as a chain that starts at a
+    /// library object (`gateway.transaction()`).
     fn fluent_chain_methods(
         &self,
         at: FnRef,
@@ -727,24 +744,40 @@ impl<'p> Coord<'p> {
         if self.flow.type_in(at, r).is_some() {
             return Vec::new();
         }
-        let mut out: Vec<FnRef> = Vec::new();
-        for &g in self.p.fns_named(inner) {
-            let func = self.p.func(g);
-            let Some(owner) = func.owner.filter(|_| func.has_body) else {
-                continue;
-            };
-            for &m in &self.p.units[g.unit].facts.types[owner].methods {
-                let t = FnRef { unit: g.unit, f: m };
-                let method = self.p.func(t);
-                if t != at
-                    && method.has_body
-                    && method.name.as_deref() == Some(name)
-                    && self.p.arity_ok(t, arity)
-                {
-                    out.push(t);
-                }
-            }
+        let mut root = r;
+        while let ExprKind::Call {
+            receiver: Some(x), ..
+        } = &root.kind
+        {
+            root = super::peel(x);
         }
+        let Some(ty) = crate::flow::constructed_type(root).or_else(|| self.flow.type_in(at, root))
+        else {
+            return Vec::new();
+        };
+        let methods = |n: &str| -> Vec<FnRef> {
+            self.p
+                .types_named(&ty)
+                .iter()
+                .flat_map(|t| {
+                    self.p.units[t.unit].facts.types[t.t]
+                        .methods
+                        .iter()
+                        .map(move |&m| FnRef { unit: t.unit, f: m })
+                })
+                .filter(|f| {
+                    let func = self.p.func(*f);
+                    func.has_body && func.name.as_deref() == Some(n)
+                })
+                .collect()
+        };
+        if methods(inner).is_empty() {
+            return Vec::new();
+        }
+        let mut out: Vec<FnRef> = methods(name)
+            .into_iter()
+            .filter(|t| *t != at && self.p.arity_ok(*t, arity))
+            .collect();
         out.sort();
         out.dedup();
         out
