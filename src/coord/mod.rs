@@ -56,7 +56,8 @@ impl Shared {
     }
 }
 
-/// One analysis per project run (single-threaded: summaries are memoised in place).
+/// One analysis, used on one thread (summaries are memoised in place); a run may build several
+/// over one [`Shared`].
 pub struct Coord<'p> {
     pub p: &'p Project,
     pub cat: &'p Catalog,
@@ -66,7 +67,7 @@ pub struct Coord<'p> {
     pub shared: Arc<Shared>,
     /// Final answers of [`Coord::reach_fn`] (this analysis's own, and those it took from
     /// `shared`).
-    pub(crate) reach: RefCell<HashMap<FnRef, Reach>>,
+    reach: RefCell<HashMap<FnRef, Reach>>,
     /// Answers so far for the functions of the call cycle being answered.
     solving: RefCell<HashMap<FnRef, Reach>>,
     /// While finding what a function calls: the project functions its walk asked about.
