@@ -277,9 +277,26 @@ fn kept_param(p: &Project, at: FnRef, type_name: &str, field: &str) -> Option<us
                 }
             }
             ExprKind::Assign { target, value, op } if op == "=" => {
-                let to_field = matches!(&target.kind, ExprKind::Field { receiver, name }
-                    if name == field
-                        && matches!(&receiver.kind, ExprKind::Name(r) if r == "this" || r == "self"));
+                // `this.keys = keys`, or `keys = gen` where no parameter is called `keys`.
+                let to_field = match &target.kind {
+                    ExprKind::Field { receiver, name } => {
+                        name == field
+                            && matches!(&receiver.kind, ExprKind::Name(r) if r == "this" || r == "self")
+                    }
+                    ExprKind::Name(n) => n == field && index(n).is_none(),
+                    _ => false,
+                };
+                // `Objects.requireNonNull(keys, "keys")`, Guava's `checkNotNull(keys)`: the same
+                // value.
+                let value = match &value.kind {
+                    ExprKind::Call { name, args, .. }
+                        if matches!(args.len(), 1 | 2)
+                            && matches!(name.as_str(), "requireNonNull" | "checkNotNull") =>
+                    {
+                        &args[0].value
+                    }
+                    _ => value,
+                };
                 if to_field && let ExprKind::Name(n) = &value.kind {
                     found = index(n);
                 }
