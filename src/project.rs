@@ -291,6 +291,15 @@ impl Project {
             })
     }
 
+    /// The types declaring a field (or record component) called `name`: (unit, type).
+    pub fn field_owners(&self, name: &str) -> impl Iterator<Item = (usize, TypeId)> {
+        self.fields_by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter_map(|&(u, t, _)| t.map(|t| (u, t)))
+    }
+
     /// Every named (non-lambda) project function called `name`.
     pub fn fns_named(&self, name: &str) -> &[FnRef] {
         self.index

@@ -647,7 +647,9 @@ impl<'p> Coord<'p> {
         if self.is_sdk_money_call(receiver, name, args) {
             return Some(self.money(at, e.span, Vec::new()));
         }
-        if self.is_money_call(receiver, name, args) && !self.field_accessor(at, receiver, name) {
+        if self.is_money_call(receiver, name, args)
+            && !self.field_accessor(at, receiver, name, args.len())
+        {
             // A money-like name on a fluent chain of the project's own methods
             // (`amounts.plusFees(..).plusPenaltyCharges(..)`, where a project class declares
             // both `plusFees` and `plusPenaltyCharges`): what runs is that class's method, so
@@ -671,7 +673,7 @@ impl<'p> Coord<'p> {
     /// `amounts.penaltyCharges()`, `new OutstandingAmountsDTO(c).penaltyCharges(x)`), not a
     /// charge. (In Kotlin such a call invokes a property of function type: it is what the
     /// property holds.)
-    fn field_accessor(&self, at: FnRef, receiver: Option<&Expr>, name: &str) -> bool {
+    fn field_accessor(&self, at: FnRef, receiver: Option<&Expr>, name: &str, arity: usize) -> bool {
         if self.p.units[at.unit].lang != crate::facts::Lang::Java {
             return false;
         }
@@ -703,11 +705,8 @@ impl<'p> Coord<'p> {
                             .all(|s| !self.p.types_named(simple_name(s)).is_empty())
                 });
         }
-        if receiver
-            .and_then(|r| self.flow.type_in(at, r))
-            .is_some_and(|ty| type_has_field(&ty))
-        {
-            return true;
+        if let Some(ty) = receiver.and_then(|r| self.flow.type_in(at, r)) {
+            return type_has_field(&ty);
         }
         // A fluent chain on a new object: `new OutstandingAmountsDTO(c).principal(p)..`.
         let mut cur = receiver.map(super::peel);
@@ -720,7 +719,18 @@ impl<'p> Coord<'p> {
                 _ => None,
             };
         }
-        false
+        // A value of unknown type (`cache.get(id).penaltyCharges()`, `s -> s.penaltyCharges()`):
+        // a getter named like a component of a project record, or a field of a class with
+        // fluent accessors, that no project method is named like. Only names of two words or
+        // more: an SDK's `intent.capture()` stays money even if some record has a `capture`.
+        arity == 0
+            && super::words::words(name).len() >= 2
+            && self.p.fns_named(name).is_empty()
+            && self.p.field_owners(name).any(|(u, t)| {
+                let decl = &self.p.units[u].facts.types[t];
+                decl.kind == crate::facts::TypeKind::Record
+                    || decl.annotations.iter().any(|a| a.name == "Accessors")
+            })
     }
 
     /// Methods named `name` (with `arity` arguments and a body, other than `at`) of the project
