@@ -1237,14 +1237,7 @@ impl<'f, 'p> Ev<'f, 'p> {
             return None;
         }
         // A field of this type (in Rust, declared on the struct, not on the impl), not a local.
-        if self.env.get(field, pos).is_some()
-            || !p.types_named(owner).iter().any(|t| {
-                p.units[t.unit].facts.types[t.t]
-                    .fields
-                    .iter()
-                    .any(|b| b.name == field)
-            })
-        {
+        if self.env.get(field, pos).is_some() || !p.type_has_field(owner, field) {
             return None;
         }
         crate::wiring::field_lambdas(p, self.at.unit, owner, field)

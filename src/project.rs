@@ -291,6 +291,16 @@ impl Project {
             })
     }
 
+    /// Does a project type called `type_name` declare a field (or record component) `field`?
+    pub fn type_has_field(&self, type_name: &str, field: &str) -> bool {
+        self.types_named(type_name).iter().any(|t| {
+            self.units[t.unit].facts.types[t.t]
+                .fields
+                .iter()
+                .any(|b| b.name == field)
+        })
+    }
+
     /// The types declaring a field (or record component) called `name`: (unit, type).
     pub fn field_owners(&self, name: &str) -> impl Iterator<Item = (usize, TypeId)> {
         self.fields_by_name
@@ -452,12 +462,12 @@ impl Project {
         out
     }
 
-    /// The chain of functions from `f` outwards through enclosing lambdas / local functions.
     /// The outermost function around `f` (`f` itself when it is not nested).
     pub fn outermost(&self, f: FnRef) -> FnRef {
         self.ancestors(f).last().unwrap_or(f)
     }
 
+    /// The chain of functions from `f` outwards through enclosing lambdas / local functions.
     pub fn ancestors(&self, r: FnRef) -> impl Iterator<Item = FnRef> + '_ {
         let mut cur = Some(r);
         let mut steps = 0;

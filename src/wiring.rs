@@ -63,18 +63,16 @@ fn constructions(p: &Project) -> &Constructions {
 /// Records `e` if it builds a type (`new T(..)`, Kotlin `T(..)`, `T::new(..)`) with a lambda
 /// argument.
 fn scan(e: &Expr, unit: usize, out: &mut Vec<(String, Construction)>) {
-    let (ty, via, args) = match &e.kind {
-        ExprKind::New { ty, args, .. } => (simple_name(ty).to_string(), None, args),
-        ExprKind::Call {
-            receiver: None,
-            name,
-            args,
-        } if name.starts_with(|c: char| c.is_uppercase()) => (name.clone(), None, args),
-        ExprKind::Call {
-            receiver: Some(r),
-            name,
-            args,
-        } => match r.path_text() {
+    let (ty, via, args) = match (&e.kind, crate::flow::constructed_type(e)) {
+        (ExprKind::New { args, .. } | ExprKind::Call { args, .. }, Some(ty)) => (ty, None, args),
+        (
+            ExprKind::Call {
+                receiver: Some(r),
+                name,
+                args,
+            },
+            _,
+        ) => match r.path_text() {
             Some(t) if simple_name(&t).starts_with(|c: char| c.is_uppercase()) => {
                 (simple_name(&t).to_string(), Some(name.clone()), args)
             }

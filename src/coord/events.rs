@@ -56,14 +56,6 @@ impl<'p> Coord<'p> {
         if let Some(r) = self.reach.borrow().get(&f) {
             return r.clone();
         }
-        if !self.walking.get() && self.adopt(f, |_| false) {
-            return self
-                .reach
-                .borrow()
-                .get(&f)
-                .cloned()
-                .unwrap_or(Reach::Nothing);
-        }
         if self.walking.get() {
             // Answering a function: everything it calls is answered or in its part.
             let in_part = self.solving.borrow().get(&f).cloned();
@@ -91,7 +83,9 @@ impl<'p> Coord<'p> {
                 }
             };
         }
-        self.solve(f);
+        if !self.adopt(f, |_| false) {
+            self.solve(f);
+        }
         self.reach
             .borrow()
             .get(&f)
@@ -678,12 +672,7 @@ impl<'p> Coord<'p> {
             return false;
         }
         let has_field = |t: &crate::facts::TypeDecl| t.fields.iter().any(|b| b.name == name);
-        let type_has_field = |ty: &str| {
-            self.p
-                .types_named(ty)
-                .iter()
-                .any(|r| has_field(&self.p.units[r.unit].facts.types[r.t]))
-        };
+        let type_has_field = |ty: &str| self.p.type_has_field(ty, name);
         if crate::flow::is_self_receiver(receiver) {
             // Java never calls a field: a call without a receiver that the class does not
             // declare is a generated accessor, or a method inherited from a library base
@@ -709,15 +698,8 @@ impl<'p> Coord<'p> {
             return type_has_field(&ty);
         }
         // A fluent chain on a new object: `new OutstandingAmountsDTO(c).principal(p)..`.
-        let mut cur = receiver.map(super::peel);
-        while let Some(x) = cur {
-            if let Some(ty) = crate::flow::constructed_type(x) {
-                return type_has_field(&ty);
-            }
-            cur = match &x.kind {
-                ExprKind::Call { receiver, .. } => receiver.as_deref().map(super::peel),
-                _ => None,
-            };
+        if let Some(ty) = receiver.and_then(|r| crate::flow::constructed_type(chain_root(r))) {
+            return type_has_field(&ty);
         }
         // A value of unknown type (`cache.get(id).penaltyCharges()`, `s -> s.penaltyCharges()`):
         // a getter named like a component of a project record, or a field of a class with
@@ -754,13 +736,7 @@ impl<'p> Coord<'p> {
         if self.flow.type_in(at, r).is_some() {
             return Vec::new();
         }
-        let mut root = r;
-        while let ExprKind::Call {
-            receiver: Some(x), ..
-        } = &root.kind
-        {
-            root = super::peel(x);
-        }
+        let root = chain_root(r);
         let Some(ty) = crate::flow::constructed_type(root).or_else(|| self.flow.type_in(at, root))
         else {
             return Vec::new();
@@ -1115,6 +1091,19 @@ fn runs_work(e: &Expr) -> bool {
         super::peel(&a.value).kind,
         ExprKind::Lambda(_) | ExprKind::MethodRef { .. } | ExprKind::Object(_)
     ) || matches!(&a.value.kind, ExprKind::Cast { expr, .. } if matches!(expr.kind, ExprKind::MethodRef { .. } | ExprKind::Lambda(_)))))
+}
+
+/// Where a call chain starts: `amounts` in `amounts.plusFees(..).plusPenalties(..)`,
+/// `new T(..)` in `new T(..).a(..).b(..)` (parentheses and casts peeled).
+fn chain_root(e: &Expr) -> &Expr {
+    let mut root = super::peel(e);
+    while let ExprKind::Call {
+        receiver: Some(x), ..
+    } = &root.kind
+    {
+        root = super::peel(x);
+    }
+    root
 }
 
 #[cfg(test)]

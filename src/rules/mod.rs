@@ -377,7 +377,17 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
             let shared = Arc::new(Shared::new(timed("POST sites", || {
                 crate::coord::Coord::find_posts(ctx.p, ctx.cat, &interceptors)
             })));
-            let (guards, scheduler) = rayon::join(
+            rayon::join(
+                || {
+                    let mut scheduler = Vec::new();
+                    if want("IDEM004") {
+                        let co = coord(&shared);
+                        timed("IDEM004", || {
+                            scheduler_lock::check(ctx, &co, &mut scheduler)
+                        });
+                    }
+                    scheduler
+                },
                 || {
                     let mut guards = Vec::new();
                     if want("IDEM005") || want("IDEM007") {
@@ -391,18 +401,7 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
                     }
                     guards
                 },
-                || {
-                    let mut scheduler = Vec::new();
-                    if want("IDEM004") {
-                        let co = coord(&shared);
-                        timed("IDEM004", || {
-                            scheduler_lock::check(ctx, &co, &mut scheduler)
-                        });
-                    }
-                    scheduler
-                },
-            );
-            (scheduler, guards)
+            )
         },
         || {
             let mut out = Vec::new();
