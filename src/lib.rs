@@ -22,6 +22,7 @@ pub mod project;
 pub mod report;
 pub mod rules;
 pub mod scopes;
+pub mod shrink;
 pub mod source;
 pub mod suppress;
 pub mod wiring;

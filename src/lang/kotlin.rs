@@ -1194,7 +1194,8 @@ impl<'s> Cx<'_, 's> {
     // ---------------------------------------------------------------- statements
 
     fn block(&mut self, n: Node) -> Vec<Stmt> {
-        let mut out = Vec::new();
+        // Sized up front, like arguments (a statement may add more than one).
+        let mut out = Vec::with_capacity(n.named_child_count());
         for c in nkids(n) {
             self.stmt(c, &mut out);
         }
@@ -1563,7 +1564,9 @@ impl<'s> Cx<'_, 's> {
 
     /// Value arguments then trailing lambdas.
     fn call_args(&mut self, n: Node, va: Option<Node>) -> Vec<Arg> {
-        let mut args = Vec::new();
+        // Sized up front (see the Java front end's `lower_args`).
+        let lambdas = nkids(n).filter(|c| c.kind() == "annotated_lambda").count();
+        let mut args = Vec::with_capacity(va.map_or(0, |v| v.named_child_count()) + lambdas);
         if let Some(v) = va {
             self.args(v, &mut args);
         }

@@ -60,6 +60,14 @@ pub fn parse_tree(lang: Lang, source: &str) -> Option<Tree> {
 
 /// Parses and lowers one file.
 pub fn parse_and_lower(lang: Lang, source: &str) -> Option<Parsed> {
+    let mut parsed = lower_unshrunk(lang, source)?;
+    // Every file's facts live until the rules are done: give back the lists' spare room.
+    crate::shrink::shrink(&mut parsed.facts);
+    Some(parsed)
+}
+
+/// [`parse_and_lower`] without giving back the spare capacity of the facts' lists.
+pub(crate) fn lower_unshrunk(lang: Lang, source: &str) -> Option<Parsed> {
     let patched = match lang {
         Lang::Kotlin => kotlin_suspend_blocks(source),
         _ => None,

@@ -474,7 +474,8 @@ impl<'s> Cx<'_, 's> {
         if !self.enter() {
             return Vec::new();
         }
-        let mut out = Vec::new();
+        // Sized up front, like arguments (an item may add more than one statement).
+        let mut out = Vec::with_capacity(node.named_child_count());
         let mut pending: Vec<Annotation> = Vec::new();
         let mut pending_start: Option<usize> = None;
         let mut c = node.walk();
@@ -1197,7 +1198,8 @@ impl Cx<'_, '_> {
     }
 
     fn args(&mut self, n: Node) -> Vec<Arg> {
-        let mut out = Vec::new();
+        // Sized up front (see the Java front end's `lower_args`).
+        let mut out = Vec::with_capacity(n.named_child_count());
         for k in kids(n) {
             if k.kind() != "attribute_item" {
                 out.push(Arg {
