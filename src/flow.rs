@@ -247,6 +247,8 @@ pub struct Flow<'p> {
     /// implemented type walks every implementation, and the same few are asked for again and
     /// again.
     on_type: RefCell<HashMap<(String, String, usize), Targets>>,
+    /// [`Flow::typed_callees`] answers, by the same key.
+    typed: RefCell<HashMap<(String, String, usize), (Targets, bool)>>,
 }
 
 impl<'p> Flow<'p> {
@@ -264,6 +266,7 @@ impl<'p> Flow<'p> {
             low: Cell::new(usize::MAX),
             summary_depth: Cell::new(0),
             on_type: RefCell::default(),
+            typed: RefCell::default(),
         }
     }
 
@@ -698,28 +701,44 @@ impl<'p> Flow<'p> {
             return (ext, false);
         }
         if let Some(t) = path_type.as_deref().or(recv_type) {
-            let all = self.resolve_on_type(t, name, arity);
-            // The type's own implementation, when it has one, is what runs.
-            let own: Vec<FnRef> = all
-                .iter()
-                .copied()
-                .filter(|r| {
-                    self.p.func(*r).has_body
-                        && self.p.func(*r).owner.is_some_and(|o| {
-                            self.p.units[r.unit].facts.types[o]
-                                .name
-                                .as_deref()
-                                .map(simple_name)
-                                == Some(t)
-                        })
-                })
-                .collect();
-            if !own.is_empty() {
-                return (own, false);
-            }
-            return (all.to_vec(), true);
+            let (fns, all_must_agree) = self.typed_callees(t, name, arity);
+            return (fns.to_vec(), all_must_agree);
         }
         (self.unique(name, arity), false)
+    }
+
+    /// Callees of `name` on a receiver of type `t`: the type's own implementation when it has
+    /// one, else every implementation at or below it, which must then agree. Remembered: on a
+    /// widely implemented type (`Runnable.run`) this walks every implementation, and each call
+    /// on that type asks again.
+    fn typed_callees(&self, t: &str, name: &str, arity: usize) -> (Targets, bool) {
+        let key = (t.to_string(), name.to_string(), arity);
+        if let Some(v) = self.typed.borrow().get(&key) {
+            return v.clone();
+        }
+        let all = self.resolve_on_type(t, name, arity);
+        // The type's own implementation, when it has one, is what runs.
+        let own: Targets = all
+            .iter()
+            .copied()
+            .filter(|r| {
+                self.p.func(*r).has_body
+                    && self.p.func(*r).owner.is_some_and(|o| {
+                        self.p.units[r.unit].facts.types[o]
+                            .name
+                            .as_deref()
+                            .map(simple_name)
+                            == Some(t)
+                    })
+            })
+            .collect();
+        let v = if own.is_empty() {
+            (all, true)
+        } else {
+            (own, false)
+        };
+        self.typed.borrow_mut().insert(key, v.clone());
+        v
     }
 
     /// A summary of what calling `name` does, over its possible callees: any of them for a
