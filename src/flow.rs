@@ -227,6 +227,9 @@ const GENERIC_NAMES: &[&str] = &[
 /// at the head of the cycle. Results computed inside a cycle, below its head, depend on where
 /// the query started, so they are kept only until the top-level query ends: every answer
 /// is the same whatever order functions are analysed in and whatever else was asked before.
+/// A method asked for on a type: (type simple name, method name, arity).
+type OnType = (String, String, usize);
+
 pub struct Flow<'p> {
     pub p: &'p Project,
     pub cat: &'p Catalog,
@@ -246,9 +249,9 @@ pub struct Flow<'p> {
     /// [`Project::resolve_on_type`] answers by (type, method name, arity): a lookup on a widely
     /// implemented type walks every implementation, and the same few are asked for again and
     /// again.
-    on_type: RefCell<HashMap<(String, String, usize), Targets>>,
+    on_type: RefCell<HashMap<OnType, Targets>>,
     /// [`Flow::typed_callees`] answers, by the same key.
-    typed: RefCell<HashMap<(String, String, usize), (Targets, bool)>>,
+    typed: RefCell<HashMap<OnType, (Targets, bool)>>,
 }
 
 impl<'p> Flow<'p> {
