@@ -74,6 +74,11 @@ impl fmt::Display for Lang {
     }
 }
 
+/// A name, operator or literal in the facts: most are short, and a string of up to 24 bytes
+/// is kept inline instead of in a heap block of its own (millions of them on a large
+/// project).
+pub type Text = compact_str::CompactString;
+
 /// Everything one source file lowers to.
 #[derive(Clone, Debug, Default)]
 pub struct FileFacts {
@@ -277,59 +282,59 @@ pub struct MatchArm {
 #[derive(Clone, Debug)]
 pub enum ExprKind {
     /// A plain identifier, `this`, `self`, `super`, `it`.
-    Name(String),
+    Name(Text),
     /// Member access without a call: `a.b`, `a?.b`, `a::b` in Rust paths (`Uuid::nil` without
     /// call), `Foo.BAR`.
     Field {
         receiver: Box<Expr>,
-        name: String,
+        name: Text,
     },
     /// A call. `receiver` is the expression before the dot / `::` (`UUID` in
     /// `UUID.randomUUID()`, `Uuid` in `Uuid::new_v4()`, `builder` in `builder.header(..)`).
     /// Kotlin trailing lambdas are appended to `args`. Java/Kotlin generic arguments are dropped.
     Call {
         receiver: Option<Box<Expr>>,
-        name: String,
+        name: Text,
         args: Vec<Arg>,
     },
     /// Rust macro invocation (`format!`, `vec!`, `json!`, `tokio::select!`); `name` without `!`,
     /// `args` are the macro's arguments parsed as expressions where possible.
     Macro {
-        name: String,
+        name: Text,
         args: Vec<Arg>,
     },
     /// `new T(args)` / `new T(args) { body }` in Java, Rust struct literals `T { a: x, .. }`
     /// (fields as named args). Kotlin constructor calls are plain [`ExprKind::Call`]s, since the
     /// syntax does not tell them apart.
     New {
-        ty: String,
+        ty: Text,
         args: Vec<Arg>,
         body: Option<TypeId>,
     },
     /// Kotlin `object : X { }` expression.
     Object(TypeId),
     /// A string literal's content (escapes decoded where simple).
-    Str(String),
+    Str(Text),
     /// A string with interpolation (Kotlin `"a$b${c}"`, Java text with `+` is [`ExprKind::Binary`]).
     /// Literal pieces are [`ExprKind::Str`], holes are their expressions.
     Template(Vec<Expr>),
     /// Number, boolean, char, null literals, as written.
-    Lit(String),
+    Lit(Text),
     /// Binary operation; `op` as written: `+`, `==`, `&&`, `?:` (Kotlin elvis), `..`.
     Binary {
-        op: String,
+        op: Text,
         lhs: Box<Expr>,
         rhs: Box<Expr>,
     },
     /// Prefix or postfix operation: `!x`, `-x`, `x!!`, `x?` (Rust), `&x`, `*x`, `x++`.
     Unary {
-        op: String,
+        op: Text,
         operand: Box<Expr>,
     },
     /// `x as T`, `(T) x`, `x as? T`.
     Cast {
         expr: Box<Expr>,
-        ty: String,
+        ty: Text,
     },
     /// `a[i]`.
     Index {
@@ -343,12 +348,12 @@ pub enum ExprKind {
     /// Method or constructor reference: `this::charge`, `Foo::bar`, `Foo::new`, `::charge`.
     MethodRef {
         receiver: Option<Box<Expr>>,
-        name: String,
+        name: Text,
     },
     Assign {
         target: Box<Expr>,
         /// `=`, `+=`, ...
-        op: String,
+        op: Text,
         value: Box<Expr>,
     },
     /// `if` statement or expression; also Java's `c ? a : b`, Rust `if let`.
@@ -504,7 +509,7 @@ impl Expr {
     /// when the expression is not a plain chain of names.
     pub fn path_text(&self) -> Option<String> {
         match &self.kind {
-            ExprKind::Name(n) => Some(n.clone()),
+            ExprKind::Name(n) => Some(n.to_string()),
             ExprKind::Field { receiver, name } => {
                 let mut s = receiver.path_text()?;
                 s.push('.');

@@ -819,7 +819,7 @@ fn pattern_names(p: &Expr) -> Vec<&str> {
 
 fn str_lit(e: &Expr) -> Option<String> {
     match &e.kind {
-        ExprKind::Str(s) => Some(s.clone()),
+        ExprKind::Str(s) => Some(s.to_string()),
         _ => None,
     }
 }
@@ -853,7 +853,7 @@ pub(crate) fn constructed_type(e: &Expr) -> Option<String> {
             name,
             receiver: None,
             ..
-        } if name.starts_with(|c: char| c.is_uppercase()) => Some(name.clone()),
+        } if name.starts_with(|c: char| c.is_uppercase()) => Some(name.to_string()),
         _ => None,
     }
 }
@@ -1615,7 +1615,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                 .or_else(|| {
                     b.init.as_ref().and_then(|i| match &i.kind {
                         ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-                        ExprKind::Call { name, .. } => Some(name.clone()),
+                        ExprKind::Call { name, .. } => Some(name.to_string()),
                         _ => None,
                     })
                 })
@@ -1700,7 +1700,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                 .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
         };
         match &e.kind {
-            ExprKind::Str(s) => Some(s.clone()),
+            ExprKind::Str(s) => Some(s.to_string()),
             ExprKind::Name(n) => {
                 if let Some(Val {
                     str_const: Some(s), ..
@@ -1716,7 +1716,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                 if let Some(v) = self.flow.p.unique_constant(n) {
                     return Some(v);
                 }
-                (is_const(n) && self.flow.cat.is_key_name(n)).then(|| n.clone())
+                (is_const(n) && self.flow.cat.is_key_name(n)).then(|| n.to_string())
             }
             ExprKind::Field { receiver, name: n } => {
                 if matches!(&receiver.kind, ExprKind::Name(r) if r == "this" || r == "self" || r == "Self")
@@ -1735,7 +1735,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                 {
                     return Some(v);
                 }
-                (is_const(n) && self.flow.cat.is_key_name(n)).then(|| n.clone())
+                (is_const(n) && self.flow.cat.is_key_name(n)).then(|| n.to_string())
             }
             ExprKind::Call {
                 name,

@@ -609,7 +609,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
     let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();
     bodies.push(&facts.top_level);
     for body in bodies {
-        let mut calls: Vec<(&String, &[crate::facts::Arg])> = Vec::new();
+        let mut calls: Vec<(&str, &[crate::facts::Arg])> = Vec::new();
         walk_stmts(body, &mut |e: &Expr| {
             if let ExprKind::Call { name, args, .. } = &e.kind
                 && (name.starts_with("add")
@@ -617,7 +617,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
                     || name == "with"
                     || name == "register")
             {
-                calls.push((name, args));
+                calls.push((name.as_str(), args));
             }
         });
         if calls.is_empty() {
@@ -644,14 +644,14 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
             for a in args {
                 let ty = constructed(&a.value).or_else(|| match &a.value.kind {
                     ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
-                        Some(n.clone())
+                        Some(n.to_string())
                     }
                     ExprKind::Name(n) => locals.get(n.as_str()).or(fields.get(n.as_str())).cloned(),
                     ExprKind::Field { name: n, .. } => fields.get(n.as_str()).cloned(),
                     _ => None,
                 });
                 if let Some(ty) = ty {
-                    out.push((ty, name.clone()));
+                    out.push((ty, name.to_string()));
                 }
             }
         }
@@ -662,7 +662,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
 /// The constant another constant is initialised from: `B`, `Headers.B`, `from_static(B)`.
 fn const_alias(e: &Expr) -> Option<String> {
     match &e.kind {
-        ExprKind::Name(n) | ExprKind::Field { name: n, .. } => Some(n.clone()),
+        ExprKind::Name(n) | ExprKind::Field { name: n, .. } => Some(n.to_string()),
         ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
             if args.len() == 1
                 && matches!(
@@ -680,7 +680,7 @@ fn const_alias(e: &Expr) -> Option<String> {
 /// (`HeaderName::from_static("idempotency-key")`).
 fn const_str_syntactic(e: &Expr) -> Option<String> {
     match &e.kind {
-        ExprKind::Str(s) => Some(s.clone()),
+        ExprKind::Str(s) => Some(s.to_string()),
         ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
             if args.len() == 1
                 && matches!(
@@ -776,7 +776,7 @@ impl Project {
                             // `IDEMPOTENCY_KEY("Idempotency-Key")`.
                             ExprKind::New { args, .. } | ExprKind::Call { args, .. } => {
                                 match args.first().map(|a| &a.value.kind) {
-                                    Some(ExprKind::Str(s)) => Some(s.clone()),
+                                    Some(ExprKind::Str(s)) => Some(s.to_string()),
                                     _ => None,
                                 }
                             }

@@ -172,7 +172,7 @@ fn annotation_directives(facts: &FileFacts, src: &SourceFile) -> Vec<Directive> 
 fn collect_strings(e: &Expr, out: &mut Vec<String>) {
     crate::project::walk_expr(e, &mut |x: &Expr| {
         if let ExprKind::Str(s) = &x.kind {
-            out.push(s.clone());
+            out.push(s.to_string());
         }
     });
 }

@@ -74,7 +74,7 @@ fn scan(e: &Expr, unit: usize, out: &mut Vec<(String, Construction)>) {
             _,
         ) => match r.path_text() {
             Some(t) if simple_name(&t).starts_with(|c: char| c.is_uppercase()) => {
-                (simple_name(&t).to_string(), Some(name.clone()), args)
+                (simple_name(&t).to_string(), Some(name.to_string()), args)
             }
             _ => return,
         },

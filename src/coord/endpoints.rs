@@ -208,7 +208,7 @@ impl<'p> Shaper<'p> {
             ExprKind::Str(s) => {
                 // `format!` / `String.format` placeholders are holes.
                 out.push(Piece::Lit {
-                    text: s.clone(),
+                    text: s.to_string(),
                     unit,
                     span: e.span,
                 })
@@ -1027,7 +1027,9 @@ impl<'p> Finder<'_, 'p> {
                     return true;
                 }
                 walk_expr(e, &mut |x| match &x.kind {
-                    ExprKind::Name(n) if !names.contains(n) => names.push(n.clone()),
+                    ExprKind::Name(n) if !names.iter().any(|c| c == n.as_str()) => {
+                        names.push(n.to_string())
+                    }
                     ExprKind::Assign { target, .. } => {
                         if let Some(t) = target.path_text()
                             && !names.contains(&t)
@@ -1054,7 +1056,7 @@ impl<'p> Finder<'_, 'p> {
                 let mut hits: Vec<Span> = Vec::new();
                 walk_stmts(body, &mut |x| {
                     if let ExprKind::Name(n) = &x.kind
-                        && new_names.contains(n)
+                        && new_names.iter().any(|c| c == n.as_str())
                     {
                         hits.push(x.span);
                     }

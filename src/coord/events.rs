@@ -1064,7 +1064,7 @@ impl<'p> Coord<'p> {
                                 .map(|p| simple_name(&p).to_string())
                                 .unwrap_or_default()
                         } else {
-                            name.clone()
+                            name.to_string()
                         }),
                         _ => None,
                     };

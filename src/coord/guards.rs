@@ -287,7 +287,12 @@ impl<'p> Coord<'p> {
         if is_money_name(cat, name)
             || is_lock_name(cat, name)
             || is_write_name(name)
-            || cat.coord.locks.checked_calls.contains(name)
+            || cat
+                .coord
+                .locks
+                .checked_calls
+                .iter()
+                .any(|c| c == name.as_str())
             || name.starts_with(|c: char| c.is_uppercase())
             || name.contains("ForUpdate")
             || name.contains("for_update")
@@ -829,12 +834,12 @@ fn is_request_building(co: &Coord, at: FnRef, receiver: Option<&Expr>, name: &st
                 let ty = super::local_binding(co.p, at, n, usize::MAX).and_then(|b| {
                     b.ty.clone().or_else(|| {
                         b.init.as_ref().and_then(|i| match &peel(i).kind {
-                            ExprKind::New { ty, .. } => Some(ty.clone()),
+                            ExprKind::New { ty, .. } => Some(ty.to_string()),
                             ExprKind::Call { name, receiver, .. } => {
                                 if matches!(name.as_str(), "builder" | "newBuilder") {
                                     Some("Builder".into())
                                 } else if receiver.is_none() {
-                                    Some(name.clone())
+                                    Some(name.to_string())
                                 } else {
                                     None
                                 }
@@ -864,7 +869,7 @@ fn atoms_of(e: &Expr) -> HashSet<String> {
             && n != "self"
             && !n.starts_with(|c: char| c.is_uppercase())
         {
-            out.insert(n.clone());
+            out.insert(n.to_string());
         }
     });
     out
@@ -875,10 +880,10 @@ fn root_name(e: &Expr) -> Option<String> {
     let mut cur = peel(e);
     loop {
         match &cur.kind {
-            ExprKind::Name(n) if n != "this" && n != "self" => return Some(n.clone()),
+            ExprKind::Name(n) if n != "this" && n != "self" => return Some(n.to_string()),
             ExprKind::Field { receiver, name } => {
                 if matches!(&receiver.kind, ExprKind::Name(s) if s == "this" || s == "self") {
-                    return Some(name.clone());
+                    return Some(name.to_string());
                 }
                 cur = peel(receiver);
             }

@@ -133,7 +133,7 @@ impl<'p> Coord<'p> {
                         if let ExprKind::Call { name, .. } | ExprKind::MethodRef { name, .. } =
                             &e.kind
                         {
-                            m.entry(name.clone())
+                            m.entry(name.to_string())
                                 .or_default()
                                 .push((FnRef { unit: u, f }, e.span));
                         }
@@ -178,7 +178,7 @@ impl<'p> Coord<'p> {
         for c in &conds {
             walk_expr(c, &mut |x| match &x.kind {
                 ExprKind::Call { .. } | ExprKind::Macro { .. } => out.push(x.span),
-                ExprKind::Name(n) => names.push(n.clone()),
+                ExprKind::Name(n) => names.push(n.to_string()),
                 _ => {}
             });
         }

@@ -395,14 +395,14 @@ fn path_expr(text: &str, at: Option<usize>, whole: Span) -> Expr {
     let first = parts.next().unwrap_or("");
     let mut end = at.map_or(0, |s| s + first.len());
     let sp = |end: usize| at.map_or(whole, |s| Span::new(s, end));
-    let mut e = Expr::new(sp(end), ExprKind::Name(first.to_string()));
+    let mut e = Expr::new(sp(end), ExprKind::Name(first.into()));
     for p in parts {
         end += 1 + p.len();
         e = Expr::new(
             sp(end),
             ExprKind::Field {
                 receiver: Box::new(e),
-                name: p.to_string(),
+                name: p.into(),
             },
         );
     }
@@ -751,7 +751,7 @@ impl<'a, 's> Cx<'a, 's> {
         let init = Expr::new(
             span(n),
             ExprKind::New {
-                ty: enum_name.clone(),
+                ty: enum_name.clone().into(),
                 args,
                 body,
             },
@@ -1549,11 +1549,11 @@ impl<'a, 's> Cx<'a, 's> {
     }
 
     fn lower_name(&mut self, n: Node) -> Expr {
-        Expr::new(span(n), ExprKind::Name(self.text(n).to_string()))
+        Expr::new(span(n), ExprKind::Name(self.text(n).into()))
     }
 
     fn lower_lit(&mut self, n: Node) -> Expr {
-        Expr::new(span(n), ExprKind::Lit(self.text(n).to_string()))
+        Expr::new(span(n), ExprKind::Lit(self.text(n).into()))
     }
 
     fn lower_scoped_identifier(&mut self, n: Node) -> Expr {
@@ -1566,7 +1566,7 @@ impl<'a, 's> Cx<'a, 's> {
             span(n),
             ExprKind::Field {
                 receiver: Box::new(receiver),
-                name,
+                name: name.into(),
             },
         )
     }
@@ -1576,7 +1576,7 @@ impl<'a, 's> Cx<'a, 's> {
     fn lower_type_expr(&mut self, n: Node) -> Expr {
         let t = self.type_text(n);
         if !t.contains('.') || t.contains('[') {
-            return Expr::new(span(n), ExprKind::Name(t));
+            return Expr::new(span(n), ExprKind::Name(t.into()));
         }
         // Per-link spans only when the text is exactly the source at the node's start.
         let at = Some(n.start_byte()).filter(|&st| {
@@ -1703,7 +1703,7 @@ impl<'a, 's> Cx<'a, 's> {
             Span::new(acc.span.start, end),
             ExprKind::Field {
                 receiver: Box::new(acc),
-                name: "super".to_string(),
+                name: "super".into(),
             },
         )))
     }
@@ -1717,7 +1717,7 @@ impl<'a, 's> Cx<'a, 's> {
             span(link),
             ExprKind::Call {
                 receiver,
-                name,
+                name: name.into(),
                 args,
             },
         )
@@ -1729,7 +1729,13 @@ impl<'a, 's> Cx<'a, 's> {
             .map(|x| self.text(x).to_string())
             .unwrap_or_default();
         let receiver = receiver.unwrap_or_else(|| Box::new(empty(span(link))));
-        Expr::new(span(link), ExprKind::Field { receiver, name })
+        Expr::new(
+            span(link),
+            ExprKind::Field {
+                receiver,
+                name: name.into(),
+            },
+        )
     }
 
     fn lower_new(&mut self, n: Node) -> Expr {
@@ -1737,7 +1743,14 @@ impl<'a, 's> Cx<'a, 's> {
         let ty = ty_node.map(|t| self.type_text(t)).unwrap_or_default();
         let args = self.args_of(n);
         let body = self.anon_body(n, ty_node, &ty);
-        Expr::new(span(n), ExprKind::New { ty, args, body })
+        Expr::new(
+            span(n),
+            ExprKind::New {
+                ty: ty.into(),
+                args,
+                body,
+            },
+        )
     }
 
     fn anon_body(&mut self, n: Node, ty_node: Option<Node>, ty: &str) -> Option<TypeId> {
@@ -1760,7 +1773,7 @@ impl<'a, 's> Cx<'a, 's> {
             span(n),
             ExprKind::Call {
                 receiver,
-                name,
+                name: name.into(),
                 args,
             },
         )
@@ -1772,7 +1785,7 @@ impl<'a, 's> Cx<'a, 's> {
             .children(&mut c)
             .any(|ch| ch.kind() == "string_interpolation");
         if !has_holes {
-            return Expr::new(span(n), ExprKind::Str(string_content(self.text(n))));
+            return Expr::new(span(n), ExprKind::Str(string_content(self.text(n)).into()));
         }
         let mut parts = Vec::new();
         let mut buf = String::new();
@@ -1781,7 +1794,10 @@ impl<'a, 's> Cx<'a, 's> {
             match ch.kind() {
                 "string_interpolation" => {
                     if let Some(sp) = buf_span.take() {
-                        parts.push(Expr::new(sp, ExprKind::Str(std::mem::take(&mut buf))));
+                        parts.push(Expr::new(
+                            sp,
+                            ExprKind::Str(std::mem::take(&mut buf).into()),
+                        ));
                     }
                     if let Some(e) = self.first_child_expr(ch) {
                         parts.push(e);
@@ -1798,7 +1814,7 @@ impl<'a, 's> Cx<'a, 's> {
             }
         }
         if let Some(sp) = buf_span {
-            parts.push(Expr::new(sp, ExprKind::Str(buf)));
+            parts.push(Expr::new(sp, ExprKind::Str(buf.into())));
         }
         Expr::new(span(n), ExprKind::Template(parts))
     }
@@ -1847,7 +1863,7 @@ impl<'a, 's> Cx<'a, 's> {
         Expr::new(
             span(b),
             ExprKind::Binary {
-                op,
+                op: op.into(),
                 lhs: Box::new(lhs),
                 rhs: Box::new(rhs),
             },
@@ -1866,7 +1882,7 @@ impl<'a, 's> Cx<'a, 's> {
         Expr::new(
             span(n),
             ExprKind::Binary {
-                op: "instanceof".to_string(),
+                op: "instanceof".into(),
                 lhs: Box::new(lhs),
                 rhs: Box::new(rhs),
             },
@@ -1944,7 +1960,13 @@ impl<'a, 's> Cx<'a, 's> {
                 _ => {}
             }
         }
-        Expr::new(span(n), ExprKind::MethodRef { receiver, name })
+        Expr::new(
+            span(n),
+            ExprKind::MethodRef {
+                receiver,
+                name: name.into(),
+            },
+        )
     }
 
     fn lower_assign(&mut self, n: Node) -> Expr {
@@ -1958,7 +1980,7 @@ impl<'a, 's> Cx<'a, 's> {
             span(n),
             ExprKind::Assign {
                 target: Box::new(target),
-                op,
+                op: op.into(),
                 value: Box::new(value),
             },
         )
@@ -1974,7 +1996,7 @@ impl<'a, 's> Cx<'a, 's> {
             span(n),
             ExprKind::Cast {
                 expr: Box::new(e),
-                ty,
+                ty: ty.into(),
             },
         )
     }
@@ -2013,7 +2035,7 @@ impl<'a, 's> Cx<'a, 's> {
         Expr::new(
             span(n),
             ExprKind::Unary {
-                op,
+                op: op.into(),
                 operand: Box::new(operand),
             },
         )
@@ -2035,7 +2057,7 @@ impl<'a, 's> Cx<'a, 's> {
         Expr::new(
             span(n),
             ExprKind::Unary {
-                op,
+                op: op.into(),
                 operand: Box::new(operand.unwrap_or_else(|| empty(span(n)))),
             },
         )
@@ -2077,7 +2099,7 @@ impl<'a, 's> Cx<'a, 's> {
             span(n),
             ExprKind::Field {
                 receiver: Box::new(recv),
-                name: "class".to_string(),
+                name: "class".into(),
             },
         )
     }

@@ -159,7 +159,7 @@ impl Template {
     fn flush(&mut self) {
         if let Some(bs) = self.buf_span.take() {
             let s = std::mem::take(&mut self.buf);
-            self.parts.push(Expr::new(bs, ExprKind::Str(s)));
+            self.parts.push(Expr::new(bs, ExprKind::Str(s.into())));
         }
     }
 
@@ -171,7 +171,7 @@ impl Template {
 
     fn finish(mut self) -> ExprKind {
         if !self.holes {
-            return ExprKind::Str(self.buf);
+            return ExprKind::Str(self.buf.into());
         }
         self.flush();
         ExprKind::Template(self.parts)
@@ -619,7 +619,7 @@ impl<'s> Cx<'_, 's> {
                         span(*s),
                         ExprKind::Call {
                             receiver: None,
-                            name: cname,
+                            name: cname.into(),
                             args,
                         },
                     )));
@@ -735,7 +735,7 @@ impl<'s> Cx<'_, 's> {
                         span(c),
                         ExprKind::Call {
                             receiver: None,
-                            name: enum_name.clone().unwrap_or_default(),
+                            name: enum_name.clone().unwrap_or_default().into(),
                             args,
                         },
                     ));
@@ -803,7 +803,7 @@ impl<'s> Cx<'_, 's> {
                         span(c),
                         ExprKind::Call {
                             receiver: None,
-                            name: callee,
+                            name: callee.into(),
                             args,
                         },
                     )));
@@ -1307,7 +1307,7 @@ impl<'s> Cx<'_, 's> {
                 cx.stmt_inner(n, &mut v);
                 ExprKind::Block(v)
             },
-            k if is_type(k) => |cx, n| ExprKind::Name(cx.ty(n)),
+            k if is_type(k) => |cx, n| ExprKind::Name(cx.ty(n).into()),
             _ => Self::other,
         };
         Expr::new(span(n), f(self, n))
@@ -1324,7 +1324,7 @@ impl<'s> Cx<'_, 's> {
     }
 
     fn lit(&mut self, n: Node) -> ExprKind {
-        ExprKind::Lit(self.text(n).to_string())
+        ExprKind::Lit(self.text(n).into())
     }
 
     fn other(&mut self, n: Node) -> ExprKind {
@@ -1340,10 +1340,10 @@ impl<'s> Cx<'_, 's> {
     fn name(&mut self, n: Node) -> ExprKind {
         let t = self.text(n);
         match t {
-            "true" | "false" | "null" => ExprKind::Lit(t.to_string()),
+            "true" | "false" | "null" => ExprKind::Lit(t.into()),
             "break" => ExprKind::Break(None),
             "continue" => ExprKind::Continue(None),
-            _ => ExprKind::Name(t.trim_matches('`').to_string()),
+            _ => ExprKind::Name(t.trim_matches('`').into()),
         }
     }
 
@@ -1457,7 +1457,7 @@ impl<'s> Cx<'_, 's> {
         let start = c.start_byte();
         tpl.hole(Expr::new(
             Span::new(start, start + len),
-            ExprKind::Name(id.to_string()),
+            ExprKind::Name(id.into()),
         ));
         if !rest.is_empty() {
             tpl.text(rest, Span::new(start + len, c.end_byte()));
@@ -1491,10 +1491,13 @@ impl<'s> Cx<'_, 's> {
         if op == "::" {
             ExprKind::MethodRef {
                 receiver: Some(receiver),
-                name,
+                name: name.into(),
             }
         } else {
-            ExprKind::Field { receiver, name }
+            ExprKind::Field {
+                receiver,
+                name: name.into(),
+            }
         }
     }
 
@@ -1557,7 +1560,7 @@ impl<'s> Cx<'_, 's> {
         let args = self.call_args(n, va);
         ExprKind::Call {
             receiver,
-            name,
+            name: name.into(),
             args,
         }
     }
@@ -1620,7 +1623,7 @@ impl<'s> Cx<'_, 's> {
             return k;
         }
         ExprKind::Binary {
-            op,
+            op: op.into(),
             lhs: Box::new(self.expr(l)),
             rhs: Box::new(self.expr(r)),
         }
@@ -1658,7 +1661,7 @@ impl<'s> Cx<'_, 's> {
         };
         Some(ExprKind::Call {
             receiver,
-            name,
+            name: name.into(),
             args: vec![Arg { name: None, value }],
         })
     }
@@ -1680,7 +1683,7 @@ impl<'s> Cx<'_, 's> {
             return self.other(n);
         }
         ExprKind::Binary {
-            op: op.to_string(),
+            op: op.into(),
             lhs: Box::new(self.expr(ops[0])),
             rhs: Box::new(self.expr(ops[1])),
         }
@@ -1698,9 +1701,9 @@ impl<'s> Cx<'_, 's> {
             return self.other(n);
         };
         ExprKind::Binary {
-            op,
+            op: op.into(),
             lhs: Box::new(self.expr(l)),
-            rhs: Box::new(Expr::new(span(r), ExprKind::Name(self.ty(r)))),
+            rhs: Box::new(Expr::new(span(r), ExprKind::Name(self.ty(r).into()))),
         }
     }
 
@@ -1713,7 +1716,7 @@ impl<'s> Cx<'_, 's> {
         };
         ExprKind::Cast {
             expr: Box::new(self.expr(l)),
-            ty: self.ty(r),
+            ty: self.ty(r).into(),
         }
     }
 
@@ -1727,7 +1730,7 @@ impl<'s> Cx<'_, 's> {
         let value = self.expr(b);
         ExprKind::Call {
             receiver,
-            name,
+            name: name.into(),
             args: vec![Arg { name: None, value }],
         }
     }
@@ -1738,7 +1741,7 @@ impl<'s> Cx<'_, 's> {
             return self.other(n);
         };
         ExprKind::Unary {
-            op,
+            op: op.into(),
             operand: Box::new(self.expr(a)),
         }
     }
@@ -1784,12 +1787,18 @@ impl<'s> Cx<'_, 's> {
                 "class" if after && !c.is_named() => name = "class".into(),
                 "identifier" if after => name = self.ident(c),
                 k if !after && is_type(k) => {
-                    receiver = Some(Box::new(Expr::new(span(c), ExprKind::Name(self.ty(c)))))
+                    receiver = Some(Box::new(Expr::new(
+                        span(c),
+                        ExprKind::Name(self.ty(c).into()),
+                    )))
                 }
                 _ => {}
             }
         }
-        ExprKind::MethodRef { receiver, name }
+        ExprKind::MethodRef {
+            receiver,
+            name: name.into(),
+        }
     }
 
     fn if_expr(&mut self, n: Node) -> ExprKind {
@@ -1840,14 +1849,16 @@ impl<'s> Cx<'_, 's> {
                     .map_or("in", |k| k.kind())
                     .to_string();
                 let operand = match last_named(c) {
-                    Some(t) if is_type(t.kind()) => Expr::new(span(t), ExprKind::Name(self.ty(t))),
+                    Some(t) if is_type(t.kind()) => {
+                        Expr::new(span(t), ExprKind::Name(self.ty(t).into()))
+                    }
                     Some(e) => self.expr(e),
                     None => empty(span(c)),
                 };
                 Expr::new(
                     span(c),
                     ExprKind::Unary {
-                        op,
+                        op: op.into(),
                         operand: Box::new(operand),
                     },
                 )
@@ -1982,7 +1993,7 @@ impl<'s> Cx<'_, 's> {
         };
         ExprKind::Assign {
             target: Box::new(self.expr(l)),
-            op,
+            op: op.into(),
             value: Box::new(self.expr(r)),
         }
     }
@@ -2081,7 +2092,7 @@ fn rotate_prefix(e: Expr) -> Expr {
     let span = e.span;
     let take = |r: Box<Expr>| -> (String, Expr) {
         match r.kind {
-            ExprKind::Unary { op, operand } => (op, *operand),
+            ExprKind::Unary { op, operand } => (op.to_string(), *operand),
             _ => unreachable!("checked above"),
         }
     };
@@ -2144,7 +2155,7 @@ fn rotate_prefix(e: Expr) -> Expr {
     Expr::new(
         span,
         ExprKind::Unary {
-            op,
+            op: op.into(),
             operand: Box::new(inner),
         },
     )

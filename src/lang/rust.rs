@@ -1152,15 +1152,15 @@ impl Cx<'_, '_> {
     }
 
     fn name(&mut self, n: Node) -> Expr {
-        Expr::new(span(n), ExprKind::Name(self.text(n).to_string()))
+        Expr::new(span(n), ExprKind::Name(self.text(n).into()))
     }
 
     fn str_lit(&mut self, n: Node) -> Expr {
-        Expr::new(span(n), ExprKind::Str(decode_str(self.text(n))))
+        Expr::new(span(n), ExprKind::Str(decode_str(self.text(n)).into()))
     }
 
     fn lit(&mut self, n: Node) -> Expr {
-        Expr::new(span(n), ExprKind::Lit(self.text(n).to_string()))
+        Expr::new(span(n), ExprKind::Lit(self.text(n).into()))
     }
 
     /// Unknown node: every named child lowered, statements wrapped in blocks.
@@ -1247,7 +1247,7 @@ impl Cx<'_, '_> {
             span(n),
             ExprKind::Call {
                 receiver,
-                name,
+                name: name.into(),
                 args,
             },
         )
@@ -1265,7 +1265,7 @@ impl Cx<'_, '_> {
             span(n),
             ExprKind::Field {
                 receiver: Box::new(recv),
-                name,
+                name: name.into(),
             },
         )
     }
@@ -1288,11 +1288,11 @@ impl Cx<'_, '_> {
                             span(n),
                             ExprKind::Field {
                                 receiver: Box::new(recv),
-                                name,
+                                name: name.into(),
                             },
                         )
                     }
-                    None => Expr::new(span(n), ExprKind::Name(name)),
+                    None => Expr::new(span(n), ExprKind::Name(name.into())),
                 }
             }
             "generic_type" | "generic_type_with_turbofish" => match field(n, "type") {
@@ -1303,7 +1303,7 @@ impl Cx<'_, '_> {
                 }
                 None => other(span(n)),
             },
-            "bracketed_type" => Expr::new(span(n), ExprKind::Name(squash(self.text(n)))),
+            "bracketed_type" => Expr::new(span(n), ExprKind::Name(squash(self.text(n)).into())),
             _ => self.expr(n),
         };
         self.leave();
@@ -1331,7 +1331,7 @@ impl Cx<'_, '_> {
             (Some(l), Some(r)) => Expr::new(
                 span(n),
                 ExprKind::Binary {
-                    op,
+                    op: op.into(),
                     lhs: Box::new(l),
                     rhs: Box::new(r),
                 },
@@ -1357,7 +1357,7 @@ impl Cx<'_, '_> {
         Expr::new(
             span(n),
             ExprKind::Unary {
-                op,
+                op: op.into(),
                 operand: Box::new(operand),
             },
         )
@@ -1383,7 +1383,7 @@ impl Cx<'_, '_> {
             span(n),
             ExprKind::Cast {
                 expr: Box::new(inner),
-                ty,
+                ty: ty.into(),
             },
         )
     }
@@ -1420,7 +1420,7 @@ impl Cx<'_, '_> {
         Expr::new(
             span(n),
             ExprKind::Binary {
-                op,
+                op: op.into(),
                 lhs: Box::new(l),
                 rhs: Box::new(r),
             },
@@ -1441,7 +1441,7 @@ impl Cx<'_, '_> {
             span(n),
             ExprKind::Assign {
                 target: Box::new(target),
-                op,
+                op: op.into(),
                 value: Box::new(value),
             },
         )
@@ -1517,7 +1517,7 @@ impl Cx<'_, '_> {
                             span(n),
                             ExprKind::Assign {
                                 target: Box::new(self.pattern_expr(p)),
-                                op: "let".to_string(),
+                                op: "let".into(),
                                 value: Box::new(value),
                             },
                         ),
@@ -1535,7 +1535,7 @@ impl Cx<'_, '_> {
                         Some(l) => Expr::new(
                             join(l.span, e.span),
                             ExprKind::Binary {
-                                op: "&&".to_string(),
+                                op: "&&".into(),
                                 lhs: Box::new(l),
                                 rhs: Box::new(e),
                             },
@@ -1637,7 +1637,7 @@ impl Cx<'_, '_> {
             _ => {
                 let names = pattern_names(self.lw, p)
                     .into_iter()
-                    .map(|(n, sp, _)| Expr::new(sp, ExprKind::Name(n)))
+                    .map(|(n, sp, _)| Expr::new(sp, ExprKind::Name(n.into())))
                     .collect();
                 Expr::new(span(p), ExprKind::Other(names))
             }
@@ -1742,7 +1742,7 @@ impl Cx<'_, '_> {
                             let t = self.text(id).to_string();
                             args.push(Arg {
                                 name: Some(t.clone()),
-                                value: Expr::new(span(id), ExprKind::Name(t)),
+                                value: Expr::new(span(id), ExprKind::Name(t.into())),
                             });
                         }
                     }
@@ -1759,7 +1759,7 @@ impl Cx<'_, '_> {
         Expr::new(
             span(n),
             ExprKind::New {
-                ty,
+                ty: ty.into(),
                 args,
                 body: None,
             },
@@ -1789,7 +1789,7 @@ mod tests {
                 .join(", ")
         };
         match &e.kind {
-            ExprKind::Name(n) => n.clone(),
+            ExprKind::Name(n) => n.to_string(),
             ExprKind::Field { receiver, name } => format!("{}.{name}", show(receiver)),
             ExprKind::Call {
                 receiver,
@@ -1802,7 +1802,7 @@ mod tests {
             ExprKind::Macro { name, args: a } => format!("{name}!({})", args(a)),
             ExprKind::New { ty, args: a, .. } => format!("new {ty}{{{}}}", args(a)),
             ExprKind::Str(s) => format!("{s:?}"),
-            ExprKind::Lit(l) => l.clone(),
+            ExprKind::Lit(l) => l.to_string(),
             ExprKind::Binary { op, lhs, rhs } => format!("({} {op} {})", show(lhs), show(rhs)),
             ExprKind::Unary { op, operand } => format!("({op} {})", show(operand)),
             ExprKind::Cast { expr, ty } => format!("({} as {ty})", show(expr)),

@@ -397,7 +397,13 @@ impl Cx<'_, '_> {
             Some(t) => self.token_tree_args(t, &name, false),
             None => Vec::new(),
         };
-        Expr::new(super::span(n), ExprKind::Macro { name, args })
+        Expr::new(
+            super::span(n),
+            ExprKind::Macro {
+                name: name.into(),
+                args,
+            },
+        )
     }
 
     /// Arguments of an attribute: `cfg(test)`, `serde(rename = "x")` (named), `tokio::main`.
@@ -528,7 +534,7 @@ impl Cx<'_, '_> {
                     value,
                 });
             }
-            let target = Expr::new(super::span(p[0]), ExprKind::Name(name));
+            let target = Expr::new(super::span(p[0]), ExprKind::Name(name.into()));
             let sp = join(target.span, value.span);
             return Some(Arg {
                 name: None,
@@ -536,7 +542,7 @@ impl Cx<'_, '_> {
                     sp,
                     ExprKind::Assign {
                         target: Box::new(target),
-                        op: "=".to_string(),
+                        op: "=".into(),
                         value: Box::new(value),
                     },
                 ),
@@ -580,12 +586,12 @@ impl Cx<'_, '_> {
             }
             let name = self.text(*k).to_string();
             e = Some(match e {
-                None => Expr::new(super::span(*k), ExprKind::Name(name)),
+                None => Expr::new(super::span(*k), ExprKind::Name(name.into())),
                 Some(r) => Expr::new(
                     Span::new(first.start_byte(), k.end_byte()),
                     ExprKind::Field {
                         receiver: Box::new(r),
-                        name,
+                        name: name.into(),
                     },
                 ),
             });
@@ -609,7 +615,7 @@ impl Cx<'_, '_> {
         for name in format_captures(raw) {
             args.push(Arg {
                 name: None,
-                value: Expr::new(sp, ExprKind::Name(name)),
+                value: Expr::new(sp, ExprKind::Name(name.into())),
             });
         }
     }
@@ -669,7 +675,7 @@ impl Cx<'_, '_> {
                     sp,
                     ExprKind::Assign {
                         target: Box::new(target),
-                        op: "=".to_string(),
+                        op: "=".into(),
                         value: Box::new(value),
                     },
                 ),
@@ -784,7 +790,7 @@ impl Cx<'_, '_> {
             return Some(Expr::new(
                 sp,
                 ExprKind::Macro {
-                    name: "json".to_string(),
+                    name: "json".into(),
                     args,
                 },
             ));
@@ -820,7 +826,13 @@ impl Cx<'_, '_> {
             self.add_captures(&mut args);
         }
         self.leave();
-        Expr::new(sp, ExprKind::Macro { name, args })
+        Expr::new(
+            sp,
+            ExprKind::Macro {
+                name: name.into(),
+                args,
+            },
+        )
     }
 }
 
@@ -927,10 +939,10 @@ impl Cx<'_, '_> {
         }
         let kind = match l {
             syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => {
-                ExprKind::Str(decode_str(&text))
+                ExprKind::Str(decode_str(&text).into())
             }
-            syn::Lit::Bool(b) => ExprKind::Lit(b.value.to_string()),
-            _ => ExprKind::Lit(text),
+            syn::Lit::Bool(b) => ExprKind::Lit(b.value.to_string().into()),
+            _ => ExprKind::Lit(text.into()),
         };
         Expr::new(sp, kind)
     }
@@ -958,12 +970,12 @@ impl Cx<'_, '_> {
             let st = *start.get_or_insert(sp.start);
             let name = seg.ident.to_string();
             e = Some(match e {
-                None => Expr::new(sp, ExprKind::Name(name)),
+                None => Expr::new(sp, ExprKind::Name(name.into())),
                 Some(r) => Expr::new(
                     Span::new(st, sp.end),
                     ExprKind::Field {
                         receiver: Box::new(r),
-                        name,
+                        name: name.into(),
                     },
                 ),
             });
@@ -1007,7 +1019,7 @@ impl Cx<'_, '_> {
             join(start, close),
             ExprKind::Call {
                 receiver,
-                name,
+                name: name.into(),
                 args,
             },
         )
@@ -1024,7 +1036,7 @@ impl Cx<'_, '_> {
             sp,
             ExprKind::Call {
                 receiver: Some(Box::new(recv)),
-                name: m.method.to_string(),
+                name: m.method.to_string().into(),
                 args,
             },
         )
@@ -1040,7 +1052,7 @@ impl Cx<'_, '_> {
             sp,
             ExprKind::Field {
                 receiver: Box::new(base),
-                name: member_name(&f.member),
+                name: member_name(&f.member).into(),
             },
         )
     }
@@ -1056,12 +1068,12 @@ impl Cx<'_, '_> {
         let kind = if assign {
             ExprKind::Assign {
                 target: Box::new(l),
-                op: op.to_string(),
+                op: op.into(),
                 value: Box::new(r),
             }
         } else {
             ExprKind::Binary {
-                op: op.to_string(),
+                op: op.into(),
                 lhs: Box::new(l),
                 rhs: Box::new(r),
             }
@@ -1092,7 +1104,7 @@ impl Cx<'_, '_> {
         Expr::new(
             sp,
             ExprKind::Unary {
-                op: op.to_string(),
+                op: op.into(),
                 operand: Box::new(operand),
             },
         )
@@ -1127,7 +1139,7 @@ impl Cx<'_, '_> {
             join(inner.span, tsp),
             ExprKind::Cast {
                 expr: Box::new(inner),
-                ty,
+                ty: ty.into(),
             },
         )
     }
@@ -1321,7 +1333,7 @@ impl Cx<'_, '_> {
                         let names = self
                             .syn_pat_names(a)
                             .into_iter()
-                            .map(|(n, s, _, _)| Expr::new(s, ExprKind::Name(n)))
+                            .map(|(n, s, _, _)| Expr::new(s, ExprKind::Name(n.into())))
                             .collect();
                         Expr::new(asp, ExprKind::Other(names))
                     }
@@ -1393,7 +1405,7 @@ impl Cx<'_, '_> {
             join(t.span, v.span),
             ExprKind::Assign {
                 target: Box::new(t),
-                op: "=".to_string(),
+                op: "=".into(),
                 value: Box::new(v),
             },
         )
@@ -1417,7 +1429,7 @@ impl Cx<'_, '_> {
             (Some(l), Some(rh)) => Expr::new(
                 sp,
                 ExprKind::Binary {
-                    op: op.to_string(),
+                    op: op.into(),
                     lhs: Box::new(l),
                     rhs: Box::new(rh),
                 },
@@ -1487,7 +1499,7 @@ impl Cx<'_, '_> {
         Expr::new(
             sp,
             ExprKind::New {
-                ty: path_string(&s.path),
+                ty: path_string(&s.path).into(),
                 args,
                 body: None,
             },

@@ -111,11 +111,11 @@ fn field_value_at(co: &Coord, at: FnRef, key: &Expr, depth: u32) -> Option<Taint
                 .ancestors(at)
                 .any(|a| p.func(a).params.iter().any(|q| q.name == *n))
             {
-                names.push(n.clone());
+                names.push(n.to_string());
             }
         }
         ExprKind::Field { receiver, name } if matches!(&receiver.kind, ExprKind::Name(s) if s == "this" || s == "self") => {
-            names.push(name.clone())
+            names.push(name.to_string())
         }
         ExprKind::Call { .. } => calls.push(x),
         _ => {}

@@ -311,8 +311,8 @@ fn with_same_type_helpers(
                 if !crate::flow::is_self_receiver(recv) {
                     return;
                 }
-                if !called.contains(name) {
-                    called.push(name.clone());
+                if !called.iter().any(|c| c == name.as_str()) {
+                    called.push(name.to_string());
                 }
                 for &m in &methods {
                     if facts.functions[m].name.as_deref() == Some(name.as_str())
@@ -383,7 +383,7 @@ fn lambdas(
                         Some(id) => Target::Lambda(id),
                         None => continue,
                     },
-                    ExprKind::MethodRef { name: m, .. } => Target::Method(m.clone()),
+                    ExprKind::MethodRef { name: m, .. } => Target::Method(m.to_string()),
                     // A SAM constructor passed to a registration:
                     // `addInterceptorLast(HttpRequestInterceptor { request, _ -> .. })`.
                     ExprKind::Call {

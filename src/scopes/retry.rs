@@ -254,7 +254,12 @@ fn calls(
     }
     // A retry operator later in a chain: find the publisher factory it resubscribes, and
     // resilience4j `Decorators.ofSupplier(..).withRetry(..)`.
-    let is_operator = cat.retry.publishers.retry_operators.contains(name);
+    let is_operator = cat
+        .retry
+        .publishers
+        .retry_operators
+        .iter()
+        .any(|c| c == name.as_str());
     let decorator_retry = name == "withRetry";
     if (is_operator || decorator_retry)
         && let Some(r) = receiver.as_deref()
@@ -275,12 +280,16 @@ fn calls(
                 break;
             };
             let factory = if is_operator {
-                cat.retry.publishers.factories.contains(n)
-            } else {
                 cat.retry
-                    .api
+                    .publishers
+                    .factories
                     .iter()
-                    .any(|a| a.requires_later.iter().any(|x| x == name) && a.calls.contains(n))
+                    .any(|c| c == n.as_str())
+            } else {
+                cat.retry.api.iter().any(|a| {
+                    a.requires_later.iter().any(|x| x == name)
+                        && a.calls.iter().any(|c| c == n.as_str())
+                })
             };
             if factory {
                 for a in inner_args {
@@ -308,7 +317,13 @@ fn calls(
         }
     }
     // CompletableFuture / Reactor error handlers that send again.
-    if cat.retry.callbacks.handlers.contains(name) {
+    if cat
+        .retry
+        .callbacks
+        .handlers
+        .iter()
+        .any(|c| c == name.as_str())
+    {
         for a in args {
             if let Some(id) = lambda_of(&a.value) {
                 add_lambda(
