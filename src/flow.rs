@@ -219,6 +219,9 @@ const GENERIC_NAMES: &[&str] = &[
     "id",
 ];
 
+/// A method asked for on a type: (type simple name, method name, arity).
+type OnType = (String, String, usize);
+
 /// Evaluation state for one project. Not thread-safe (memo tables use `RefCell`); run one per
 /// thread if parallelised.
 ///
@@ -227,9 +230,6 @@ const GENERIC_NAMES: &[&str] = &[
 /// at the head of the cycle. Results computed inside a cycle, below its head, depend on where
 /// the query started, so they are kept only until the top-level query ends: every answer
 /// is the same whatever order functions are analysed in and whatever else was asked before.
-/// A method asked for on a type: (type simple name, method name, arity).
-type OnType = (String, String, usize);
-
 pub struct Flow<'p> {
     pub p: &'p Project,
     pub cat: &'p Catalog,

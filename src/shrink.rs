@@ -190,7 +190,10 @@ fn expr<'a>(e: &'a mut Expr, stack: &mut Vec<&'a mut Expr>) {
             }
         }
         Block(s) => stmts(s, stack),
-        Loop { header, body, .. } => {
+        Loop {
+            vars, header, body, ..
+        } => {
+            vars.iter_mut().for_each(String::shrink_to_fit);
             stack.extend(header.iter_mut());
             stack.push(body);
         }
@@ -222,57 +225,340 @@ fn expr<'a>(e: &'a mut Expr, stack: &mut Vec<&'a mut Expr>) {
 
 #[cfg(test)]
 mod tests {
+    //! The check below destructures every type of the facts model without `..` and matches
+    //! every expression kind: a field added to the model does not compile here until the check
+    //! looks at it, so the check cannot silently miss what `shrink` misses.
     use super::*;
-    use crate::facts::Lang;
-    use crate::project::walk_stmts;
+    use crate::facts::{Catch, Function, Lang, MatchArm, Param, Text, TypeDecl};
 
-    /// Every list the rules read most (functions, bodies, call arguments) has no spare room.
-    fn tight(f: &FileFacts) -> bool {
-        let mut ok = f.functions.capacity() == f.functions.len();
-        for func in &f.functions {
-            ok &= func.body.capacity() == func.body.len();
-            walk_stmts(&func.body, &mut |e| match &e.kind {
-                ExprKind::Call { args, .. } | ExprKind::New { args, .. } => {
-                    ok &= args.capacity() == args.len()
-                }
-                ExprKind::Block(s) => ok &= s.capacity() == s.len(),
-                ExprKind::Other(p) => ok &= p.capacity() == p.len(),
-                _ => {}
-            });
+    /// Every list and string of `f` with spare room, described.
+    fn loose(f: &FileFacts) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut s = |what: &str, x: &String| {
+            if x.capacity() != x.len() {
+                out.push(format!("{what} {x:?}"));
+            }
+        };
+        let mut stack: Vec<&Expr> = Vec::new();
+        let mut strs: Vec<(&str, &String)> = Vec::new();
+        let mut texts: Vec<(&str, &Text)> = Vec::new();
+        let mut vecs: Vec<(&str, usize, usize)> = Vec::new();
+        macro_rules! v {
+            ($what:expr, $v:expr) => {
+                vecs.push(($what, $v.len(), $v.capacity()))
+            };
         }
-        ok
+        let FileFacts {
+            types,
+            functions,
+            top_level,
+            globals,
+            imports,
+            test_regions,
+            syntax_errors,
+        } = f;
+        v!("types", types);
+        v!("functions", functions);
+        v!("imports", imports);
+        v!("test_regions", test_regions);
+        v!("syntax_errors", syntax_errors);
+        strs.extend(imports.iter().map(|x| ("import", x)));
+        let mut anns: Vec<&Vec<Annotation>> = Vec::new();
+        let mut binds: Vec<&Binding> = globals.iter().collect();
+        let mut stmt_lists: Vec<&Vec<Stmt>> = vec![top_level];
+        v!("globals", globals);
+        for t in types {
+            let TypeDecl {
+                name,
+                kind: _,
+                supertypes,
+                annotations,
+                fields,
+                methods,
+                nested,
+                span: _,
+                name_span: _,
+                parent_type: _,
+                parent_fn: _,
+            } = t;
+            strs.extend(name.iter().map(|x| ("type name", x)));
+            v!("supertypes", supertypes);
+            strs.extend(supertypes.iter().map(|x| ("supertype", x)));
+            anns.push(annotations);
+            v!("fields", fields);
+            binds.extend(fields);
+            v!("methods", methods);
+            v!("nested", nested);
+        }
+        for func in functions {
+            let Function {
+                name,
+                kind: _,
+                params,
+                annotations,
+                modifiers,
+                return_type,
+                owner: _,
+                parent: _,
+                body,
+                has_body: _,
+                span: _,
+                name_span: _,
+            } = func;
+            strs.extend(name.iter().map(|x| ("function name", x)));
+            v!("params", params);
+            for p in params {
+                let Param {
+                    name,
+                    ty,
+                    annotations,
+                    span: _,
+                    default,
+                } = p;
+                strs.push(("param", name));
+                strs.extend(ty.iter().map(|x| ("param type", x)));
+                anns.push(annotations);
+                stack.extend(default);
+            }
+            anns.push(annotations);
+            v!("modifiers", modifiers);
+            strs.extend(modifiers.iter().map(|x| ("modifier", x)));
+            strs.extend(return_type.iter().map(|x| ("return type", x)));
+            stmt_lists.push(body);
+        }
+        let mut args: Vec<&Vec<Arg>> = Vec::new();
+        loop {
+            if let Some(l) = stmt_lists.pop() {
+                v!("stmts", l);
+                for st in l {
+                    match st {
+                        Stmt::Let(b) => binds.push(b),
+                        Stmt::Expr(e) => stack.push(e),
+                        Stmt::LocalFn(_) | Stmt::LocalType(_) => {}
+                    }
+                }
+            } else if let Some(b) = binds.pop() {
+                let Binding {
+                    name,
+                    ty,
+                    init,
+                    annotations,
+                    modifiers,
+                    mutable: _,
+                    span: _,
+                    name_span: _,
+                } = b;
+                strs.push(("binding", name));
+                strs.extend(ty.iter().map(|x| ("binding type", x)));
+                stack.extend(init);
+                anns.push(annotations);
+                v!("modifiers", modifiers);
+                strs.extend(modifiers.iter().map(|x| ("modifier", x)));
+            } else if let Some(a) = anns.pop() {
+                v!("annotations", a);
+                for x in a {
+                    let Annotation {
+                        name,
+                        args: a,
+                        span: _,
+                    } = x;
+                    strs.push(("annotation", name));
+                    args.push(a);
+                }
+            } else if let Some(a) = args.pop() {
+                v!("args", a);
+                for x in a {
+                    let Arg { name, value } = x;
+                    strs.extend(name.iter().map(|x| ("arg name", x)));
+                    stack.push(value);
+                }
+            } else if let Some(e) = stack.pop() {
+                use ExprKind::*;
+                match &e.kind {
+                    Name(x) | Str(x) | Lit(x) => texts.push(("expr text", x)),
+                    Lambda(_) | Object(_) => {}
+                    Break(l) | Continue(l) => strs.extend(l.iter().map(|x| ("label", x))),
+                    Field { receiver, name } => {
+                        texts.push(("field", name));
+                        stack.push(receiver);
+                    }
+                    Call {
+                        receiver,
+                        name,
+                        args: a,
+                    } => {
+                        texts.push(("call", name));
+                        stack.extend(receiver.as_deref());
+                        args.push(a);
+                    }
+                    Macro { name, args: a } => {
+                        texts.push(("macro", name));
+                        args.push(a);
+                    }
+                    New {
+                        ty,
+                        args: a,
+                        body: _,
+                    } => {
+                        texts.push(("new", ty));
+                        args.push(a);
+                    }
+                    Template(p) | Other(p) => {
+                        v!("parts", p);
+                        stack.extend(p);
+                    }
+                    Binary { op, lhs, rhs } => {
+                        texts.push(("op", op));
+                        stack.push(lhs);
+                        stack.push(rhs);
+                    }
+                    Unary { op, operand } => {
+                        texts.push(("op", op));
+                        stack.push(operand);
+                    }
+                    Cast { expr, ty } => {
+                        texts.push(("cast", ty));
+                        stack.push(expr);
+                    }
+                    Await(x) | Throw(x) => stack.push(x),
+                    Index { receiver, index } => {
+                        stack.push(receiver);
+                        stack.push(index);
+                    }
+                    MethodRef { receiver, name } => {
+                        texts.push(("method ref", name));
+                        stack.extend(receiver.as_deref());
+                    }
+                    Assign { target, op, value } => {
+                        texts.push(("op", op));
+                        stack.push(target);
+                        stack.push(value);
+                    }
+                    If { cond, then, els } => {
+                        stack.push(cond);
+                        stack.push(then);
+                        stack.extend(els.as_deref());
+                    }
+                    Match { subject, arms } => {
+                        stack.extend(subject.as_deref());
+                        v!("arms", arms);
+                        for a in arms {
+                            let MatchArm {
+                                patterns,
+                                pattern_text,
+                                guard,
+                                body,
+                            } = a;
+                            v!("patterns", patterns);
+                            stack.extend(patterns);
+                            strs.push(("pattern", pattern_text));
+                            stack.extend(guard);
+                            stack.push(body);
+                        }
+                    }
+                    Block(l) => stmt_lists.push(l),
+                    Loop {
+                        kind: _,
+                        vars,
+                        header,
+                        body,
+                        label: _,
+                    } => {
+                        strs.extend(vars.iter().map(|x| ("loop var", x)));
+                        stack.extend(header.iter());
+                        stack.push(body);
+                    }
+                    Try {
+                        body,
+                        catches,
+                        finally,
+                        resources,
+                    } => {
+                        stack.push(body);
+                        v!("catches", catches);
+                        for c in catches {
+                            let Catch {
+                                types,
+                                name,
+                                body,
+                                span: _,
+                            } = c;
+                            v!("catch types", types);
+                            strs.extend(types.iter().map(|x| ("catch type", x)));
+                            strs.extend(name.iter().map(|x| ("catch name", x)));
+                            stack.push(body);
+                        }
+                        stack.extend(finally.as_deref());
+                        v!("resources", resources);
+                        binds.extend(resources);
+                    }
+                    Return(x) => stack.extend(x.as_deref()),
+                }
+            } else {
+                break;
+            }
+        }
+        for (what, x) in strs {
+            s(what, x);
+        }
+        for (what, x) in texts {
+            // Short texts live inline, with a fixed capacity; compact_str never puts fewer
+            // than 32 bytes on the heap.
+            if x.is_heap_allocated() && x.capacity() > x.len().max(32) {
+                out.push(format!("{what} {x:?}"));
+            }
+        }
+        for (what, len, cap) in vecs {
+            if len != cap {
+                out.push(format!("{what} list {len}/{cap}"));
+            }
+        }
+        out
+    }
+
+    fn fixture_files(dir: &std::path::Path, out: &mut Vec<(Lang, String)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+        entries.sort_by_key(|e| e.path());
+        for e in entries {
+            let p = e.path();
+            if p.is_dir() {
+                fixture_files(&p, out);
+            } else if let Some(lang) = Lang::from_path(&p) {
+                out.push((lang, std::fs::read_to_string(&p).unwrap()));
+            }
+        }
     }
 
     #[test]
     fn shrinking_keeps_every_fact_and_leaves_no_spare_room() {
-        let files = [
-            (
-                Lang::Java,
-                include_str!("../fixtures/java/retry/AsyncRetries.java"),
-            ),
-            (
-                Lang::Kotlin,
-                include_str!("../fixtures/kotlin/retry/CallbackRetries.kt"),
-            ),
-            (
-                Lang::Rust,
-                include_str!("../fixtures/projects6/p6-rust-payouts/src/store.rs"),
-            ),
-        ];
-        for (lang, text) in files {
-            let mut facts = crate::lang::lower_unshrunk(lang, text).unwrap().facts;
-            assert!(
-                !tight(&facts),
-                "{lang:?}: the lowering left no room to give back"
-            );
+        let mut files = Vec::new();
+        fixture_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+            &mut files,
+        );
+        assert!(files.len() > 100, "fixtures not found");
+        // Loop variables parsed by syn inside a macro get spare room (found by review).
+        files.push((
+            Lang::Rust,
+            "fn f() { println!(\"{}\", { for q in 0..1 {} 2 }); }\n".to_string(),
+        ));
+        let mut loose_before = 0;
+        for (lang, text) in &files {
+            let Some(parsed) = crate::lang::lower_unshrunk(*lang, text) else {
+                continue;
+            };
+            let mut facts = parsed.facts;
+            loose_before += loose(&facts).len();
             let before = format!("{facts:?}");
             shrink(&mut facts);
-            assert_eq!(
-                format!("{facts:?}"),
-                before,
-                "{lang:?}: shrinking changed the facts"
-            );
-            assert!(tight(&facts), "{lang:?}: spare room left after shrinking");
+            assert_eq!(format!("{facts:?}"), before, "shrinking changed the facts");
+            let left = loose(&facts);
+            assert!(left.is_empty(), "spare room left after shrinking: {left:?}");
         }
+        // The check can see spare room: the lowering leaves plenty.
+        assert!(
+            loose_before > 1000,
+            "only {loose_before} loose lists before shrinking"
+        );
     }
 }
