@@ -8,7 +8,7 @@
 //! recursion and cycles.
 
 use crate::catalog::{Catalog, SourceKind, is_period_pattern};
-use crate::facts::{Arg, Binding, Expr, ExprKind, FnId, Lang, Span, Stmt, simple_name};
+use crate::facts::{Arg, Binding, Expr, ExprKind, FnId, Lang, Span, Stmt, Text, simple_name};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, Project, Targets};
 use std::cell::{Cell, RefCell};
@@ -219,8 +219,9 @@ const GENERIC_NAMES: &[&str] = &[
     "id",
 ];
 
-/// A method asked for on a type: (type simple name, method name, arity).
-type OnType = (String, String, usize);
+/// A method asked for on a type: (type simple name, method name, arity). Asked at every call
+/// site, so the names are [`Text`]: no heap block for a name of up to 24 bytes.
+type OnType = (Text, Text, usize);
 
 /// Evaluation state for one project. Not thread-safe (memo tables use `RefCell`); run one per
 /// thread if parallelised.
@@ -275,7 +276,7 @@ impl<'p> Flow<'p> {
 
     /// [`Project::resolve_on_type`], remembered.
     fn resolve_on_type(&self, ty: &str, name: &str, arity: usize) -> Targets {
-        let key = (ty.to_string(), name.to_string(), arity);
+        let key: OnType = (ty.into(), name.into(), arity);
         if let Some(v) = self.on_type.borrow().get(&key) {
             return v.clone();
         }
@@ -715,7 +716,7 @@ impl<'p> Flow<'p> {
     /// widely implemented type (`Runnable.run`) this walks every implementation, and each call
     /// on that type asks again.
     fn typed_callees(&self, t: &str, name: &str, arity: usize) -> (Targets, bool) {
-        let key = (t.to_string(), name.to_string(), arity);
+        let key: OnType = (t.into(), name.into(), arity);
         if let Some(v) = self.typed.borrow().get(&key) {
             return v.clone();
         }

@@ -9,7 +9,7 @@
 use super::{Lowerer, clean_type, named_children, span};
 use crate::facts::{
     Annotation, Arg, Binding, Catch, Expr, ExprKind, FnId, FnKind, Function, Lang, LoopKind,
-    MatchArm, Param, Span, Stmt, TypeDecl, TypeId, TypeKind, simple_name,
+    MatchArm, Param, Span, Stmt, Text, TypeDecl, TypeId, TypeKind, simple_name,
 };
 use std::sync::OnceLock;
 use tree_sitter::Node;
@@ -1559,14 +1559,14 @@ impl<'a, 's> Cx<'a, 's> {
     fn lower_scoped_identifier(&mut self, n: Node) -> Expr {
         let name = n
             .child_by_field_id(fields().name)
-            .map(|x| self.text(x).to_string())
+            .map(|x| Text::from(self.text(x)))
             .unwrap_or_default();
         let receiver = self.field_expr(n, fields().scope);
         Expr::new(
             span(n),
             ExprKind::Field {
                 receiver: Box::new(receiver),
-                name: name.into(),
+                name,
             },
         )
     }
@@ -1711,13 +1711,13 @@ impl<'a, 's> Cx<'a, 's> {
     fn mk_call(&self, link: Node, receiver: Option<Box<Expr>>, args: Vec<Arg>) -> Expr {
         let name = link
             .child_by_field_id(fields().name)
-            .map(|x| self.text(x).to_string())
+            .map(|x| Text::from(self.text(x)))
             .unwrap_or_default();
         Expr::new(
             span(link),
             ExprKind::Call {
                 receiver,
-                name: name.into(),
+                name,
                 args,
             },
         )
@@ -1726,16 +1726,10 @@ impl<'a, 's> Cx<'a, 's> {
     fn mk_field(&self, link: Node, receiver: Option<Box<Expr>>) -> Expr {
         let name = link
             .child_by_field_id(fields().field)
-            .map(|x| self.text(x).to_string())
+            .map(|x| Text::from(self.text(x)))
             .unwrap_or_default();
         let receiver = receiver.unwrap_or_else(|| Box::new(empty(span(link))));
-        Expr::new(
-            span(link),
-            ExprKind::Field {
-                receiver,
-                name: name.into(),
-            },
-        )
+        Expr::new(span(link), ExprKind::Field { receiver, name })
     }
 
     fn lower_new(&mut self, n: Node) -> Expr {
@@ -1858,12 +1852,12 @@ impl<'a, 's> Cx<'a, 's> {
         let rhs = self.field_expr(b, fields().right);
         let op = b
             .child_by_field_id(fields().operator)
-            .map(|o| self.text(o).to_string())
+            .map(|o| Text::from(self.text(o)))
             .unwrap_or_default();
         Expr::new(
             span(b),
             ExprKind::Binary {
-                op: op.into(),
+                op,
                 lhs: Box::new(lhs),
                 rhs: Box::new(rhs),
             },
@@ -1973,14 +1967,14 @@ impl<'a, 's> Cx<'a, 's> {
         let target = self.field_expr(n, fields().left);
         let op = n
             .child_by_field_id(fields().operator)
-            .map(|o| self.text(o).to_string())
-            .unwrap_or_else(|| "=".to_string());
+            .map(|o| Text::from(self.text(o)))
+            .unwrap_or_else(|| "=".into());
         let value = self.field_expr(n, fields().right);
         Expr::new(
             span(n),
             ExprKind::Assign {
                 target: Box::new(target),
-                op: op.into(),
+                op,
                 value: Box::new(value),
             },
         )
@@ -2029,13 +2023,13 @@ impl<'a, 's> Cx<'a, 's> {
     fn lower_unary(&mut self, n: Node) -> Expr {
         let op = n
             .child_by_field_id(fields().operator)
-            .map(|o| self.text(o).to_string())
+            .map(|o| Text::from(self.text(o)))
             .unwrap_or_default();
         let operand = self.field_expr(n, fields().operand);
         Expr::new(
             span(n),
             ExprKind::Unary {
-                op: op.into(),
+                op,
                 operand: Box::new(operand),
             },
         )

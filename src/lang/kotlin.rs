@@ -15,7 +15,7 @@
 use super::{Lowerer, clean_type, span};
 use crate::facts::{
     Annotation, Arg, Binding, Catch, Expr, ExprKind, FnId, FnKind, Function, LoopKind, MatchArm,
-    Param, Span, Stmt, TypeDecl, TypeId, TypeKind, simple_name,
+    Param, Span, Stmt, Text, TypeDecl, TypeId, TypeKind, simple_name,
 };
 use tree_sitter::{Node, TreeCursor};
 
@@ -198,8 +198,8 @@ impl<'s> Cx<'_, 's> {
         self.lw.text(n)
     }
 
-    fn ident(&self, n: Node) -> String {
-        self.text(n).trim_matches('`').to_string()
+    fn ident(&self, n: Node) -> Text {
+        self.text(n).trim_matches('`').into()
     }
 
     /// A type as written minus generics / nullability, without recursion.
@@ -385,7 +385,7 @@ impl<'s> Cx<'_, 's> {
             (Some(f), Some(v)) if has_eq && f != v => Some(self.ident(f)),
             _ => None,
         };
-        (name, last)
+        (name.map(|s| s.to_string()), last)
     }
 
     // ---------------------------------------------------------------- types
@@ -469,7 +469,7 @@ impl<'s> Cx<'_, 's> {
         };
         let name = match (name_node, k) {
             (Some(nn), _) => Some(self.ident(nn)),
-            (None, "companion_object") => Some("Companion".to_string()),
+            (None, "companion_object") => Some("Companion".into()),
             _ => None,
         };
         let name_span = match (name_node, k) {
@@ -486,7 +486,7 @@ impl<'s> Cx<'_, 's> {
             (p, _) => p,
         };
         let tid = self.lw.add_type(TypeDecl {
-            name: name.clone(),
+            name: name.clone().map(|s| s.to_string()),
             kind,
             supertypes: Vec::new(),
             annotations: anns,
@@ -552,7 +552,15 @@ impl<'s> Cx<'_, 's> {
 
         let mut members = Members::default();
         if prim.is_some() || !specs.is_empty() {
-            let ctor = self.primary_ctor(n, tid, name.clone(), name_span, prim, &specs, swallowed);
+            let ctor = self.primary_ctor(
+                n,
+                tid,
+                name.clone().map(|s| s.to_string()),
+                name_span,
+                prim,
+                &specs,
+                swallowed,
+            );
             members.methods.push(ctor.0);
             members.fields.extend(ctor.1);
         }
@@ -671,7 +679,7 @@ impl<'s> Cx<'_, 's> {
         let pname = self.ident(nn);
         let default_expr = default.map(|d| self.expr(d));
         params.push(Param {
-            name: pname.clone(),
+            name: pname.to_string(),
             ty: ty.clone(),
             annotations: anns.clone(),
             span: span(cp),
@@ -680,7 +688,7 @@ impl<'s> Cx<'_, 's> {
         if let Some(mutable) = prop {
             let init = default_expr;
             fields.push(Binding {
-                name: pname,
+                name: pname.to_string(),
                 ty,
                 init,
                 annotations: anns,
@@ -745,7 +753,7 @@ impl<'s> Cx<'_, 's> {
             }
         }
         acc.fields.push(Binding {
-            name: self.ident(id_node),
+            name: self.ident(id_node).to_string(),
             ty: enum_name,
             init,
             annotations: anns,
@@ -884,7 +892,7 @@ impl<'s> Cx<'_, 's> {
             }
             let Some(nn) = name else { continue };
             out.push(Binding {
-                name: self.ident(nn),
+                name: self.ident(nn).to_string(),
                 ty,
                 // Each destructured name gets the whole initialiser; past a sane count the
                 // copies stop, so hostile input cannot make this quadratic.
@@ -947,7 +955,7 @@ impl<'s> Cx<'_, 's> {
         }
         if let Some(p) = param {
             f.params.push(Param {
-                name: self.ident(p),
+                name: self.ident(p).to_string(),
                 ty: pty,
                 annotations: pending,
                 span: span(p),
@@ -1002,7 +1010,12 @@ impl<'s> Cx<'_, 's> {
             FnKind::Function
         };
         let name_span = name_node.map_or(span(n), span);
-        let mut f = self.new_fn(name_node.map(|x| self.ident(x)), kind, n, name_span);
+        let mut f = self.new_fn(
+            name_node.map(|x| self.ident(x).to_string()),
+            kind,
+            n,
+            name_span,
+        );
         f.owner = owner;
         let mut anns = Vec::new();
         let mut mods = Vec::new();
@@ -1052,7 +1065,7 @@ impl<'s> Cx<'_, 's> {
                         }
                     }
                     out.push(Param {
-                        name: name.unwrap_or_default(),
+                        name: name.unwrap_or_default().to_string(),
                         ty,
                         annotations: std::mem::take(&mut pending),
                         span: span(c),
@@ -1141,7 +1154,7 @@ impl<'s> Cx<'_, 's> {
         }
         if let Some(name) = name {
             out.push(Param {
-                name,
+                name: name.to_string(),
                 ty,
                 annotations: anns,
                 span: span(v),
@@ -1352,10 +1365,10 @@ impl<'s> Cx<'_, 's> {
         let inner = nkids(n).filter(|c| c.kind() != "label").last();
         match (label, inner) {
             ("break@", Some(i)) if i.kind() == "identifier" => {
-                Expr::new(span(n), ExprKind::Break(Some(self.ident(i))))
+                Expr::new(span(n), ExprKind::Break(Some(self.ident(i).to_string())))
             }
             ("continue@", Some(i)) if i.kind() == "identifier" => {
-                Expr::new(span(n), ExprKind::Continue(Some(self.ident(i))))
+                Expr::new(span(n), ExprKind::Continue(Some(self.ident(i).to_string())))
             }
             (_, Some(i)) => self.expr(i),
             (_, None) => empty(span(n)),
@@ -1491,18 +1504,15 @@ impl<'s> Cx<'_, 's> {
         if op == "::" {
             ExprKind::MethodRef {
                 receiver: Some(receiver),
-                name: name.into(),
+                name,
             }
         } else {
-            ExprKind::Field {
-                receiver,
-                name: name.into(),
-            }
+            ExprKind::Field { receiver, name }
         }
     }
 
     /// Receiver and name of a call's callee expression.
-    fn callee(&mut self, c: Node) -> (Option<Box<Expr>>, String) {
+    fn callee(&mut self, c: Node) -> (Option<Box<Expr>>, Text) {
         match c.kind() {
             "identifier" => (None, self.ident(c)),
             "this_expression" => (None, "this".into()),
@@ -1560,7 +1570,7 @@ impl<'s> Cx<'_, 's> {
         let args = self.call_args(n, va);
         ExprKind::Call {
             receiver,
-            name: name.into(),
+            name,
             args,
         }
     }
@@ -1604,9 +1614,9 @@ impl<'s> Cx<'_, 's> {
         }
     }
 
-    fn op_kind(&self, n: Node) -> String {
+    fn op_kind(&self, n: Node) -> Text {
         n.child_by_field_name("operator")
-            .map_or(String::new(), |o| o.kind().to_string())
+            .map_or(Text::default(), |o| o.kind().into())
     }
 
     fn binary(&mut self, n: Node) -> ExprKind {
@@ -1623,7 +1633,7 @@ impl<'s> Cx<'_, 's> {
             return k;
         }
         ExprKind::Binary {
-            op: op.into(),
+            op,
             lhs: Box::new(self.expr(l)),
             rhs: Box::new(self.expr(r)),
         }
@@ -1661,7 +1671,7 @@ impl<'s> Cx<'_, 's> {
         };
         Some(ExprKind::Call {
             receiver,
-            name: name.into(),
+            name,
             args: vec![Arg { name: None, value }],
         })
     }
@@ -1730,7 +1740,7 @@ impl<'s> Cx<'_, 's> {
         let value = self.expr(b);
         ExprKind::Call {
             receiver,
-            name: name.into(),
+            name,
             args: vec![Arg { name: None, value }],
         }
     }
@@ -1741,7 +1751,7 @@ impl<'s> Cx<'_, 's> {
             return self.other(n);
         };
         ExprKind::Unary {
-            op: op.into(),
+            op,
             operand: Box::new(self.expr(a)),
         }
     }
@@ -1779,7 +1789,7 @@ impl<'s> Cx<'_, 's> {
 
     fn callable_ref(&mut self, n: Node) -> ExprKind {
         let mut receiver = None;
-        let mut name = String::new();
+        let mut name = Text::default();
         let mut after = false;
         for c in kids(n) {
             match c.kind() {
@@ -1795,10 +1805,7 @@ impl<'s> Cx<'_, 's> {
                 _ => {}
             }
         }
-        ExprKind::MethodRef {
-            receiver,
-            name: name.into(),
-        }
+        ExprKind::MethodRef { receiver, name }
     }
 
     fn if_expr(&mut self, n: Node) -> ExprKind {
@@ -1948,7 +1955,7 @@ impl<'s> Cx<'_, 's> {
                     }
                     catches.push(Catch {
                         types,
-                        name,
+                        name: name.map(|s| s.to_string()),
                         body: cbody
                             .unwrap_or_else(|| Expr::new(span(c), ExprKind::Block(Vec::new()))),
                         span: span(c),
@@ -1993,7 +2000,7 @@ impl<'s> Cx<'_, 's> {
         };
         ExprKind::Assign {
             target: Box::new(self.expr(l)),
-            op: op.into(),
+            op,
             value: Box::new(self.expr(r)),
         }
     }
@@ -2026,13 +2033,13 @@ impl<'s> Cx<'_, 's> {
                 k if is_comment(k) => {}
                 "variable_declaration" if kind == LoopKind::ForEach && !in_body => {
                     if let Some(i) = first_kid(c, "identifier") {
-                        vars.push(self.ident(i));
+                        vars.push(self.ident(i).to_string());
                     }
                 }
                 "multi_variable_declaration" if kind == LoopKind::ForEach && !in_body => {
                     for v in nkids(c) {
                         if let Some(i) = first_kid(v, "identifier") {
-                            vars.push(self.ident(i));
+                            vars.push(self.ident(i).to_string());
                         }
                     }
                 }

@@ -8,7 +8,7 @@
 use super::{Lowerer, clean_type, span};
 use crate::facts::{
     Annotation, Arg, Binding, Expr, ExprKind, FnId, FnKind, Function, LoopKind, MatchArm, Param,
-    Span, Stmt, TypeDecl, TypeId, TypeKind,
+    Span, Stmt, Text, TypeDecl, TypeId, TypeKind,
 };
 use tree_sitter::Node;
 
@@ -1218,26 +1218,26 @@ impl Cx<'_, '_> {
             f = field(g, "function");
         }
         let (receiver, name) = match f {
-            None => (None, String::new()),
+            None => (None, Text::default()),
             Some(f) => match f.kind() {
                 "identifier" | "self" | "super" | "crate" | "metavariable" => {
-                    (None, self.text(f).to_string())
+                    (None, Text::from(self.text(f)))
                 }
                 "scoped_identifier" => {
                     let recv = field(f, "path").map(|p| Box::new(self.path_expr(p)));
                     let name = field(f, "name")
-                        .map(|x| self.text(x).to_string())
+                        .map(|x| Text::from(self.text(x)))
                         .unwrap_or_default();
                     (recv, name)
                 }
                 "field_expression" => {
                     let recv = field(f, "value").map(|v| Box::new(self.expr(v)));
                     let name = field(f, "field")
-                        .map(|x| self.text(x).to_string())
+                        .map(|x| Text::from(self.text(x)))
                         .unwrap_or_default();
                     (recv, name)
                 }
-                _ => (Some(Box::new(self.expr(f))), String::new()),
+                _ => (Some(Box::new(self.expr(f))), Text::default()),
             },
         };
         let args = field(n, "arguments")
@@ -1247,7 +1247,7 @@ impl Cx<'_, '_> {
             span(n),
             ExprKind::Call {
                 receiver,
-                name: name.into(),
+                name,
                 args,
             },
         )
@@ -1259,13 +1259,13 @@ impl Cx<'_, '_> {
             None => other(span(n)),
         };
         let name = field(n, "field")
-            .map(|x| self.text(x).to_string())
+            .map(|x| Text::from(self.text(x)))
             .unwrap_or_default();
         Expr::new(
             span(n),
             ExprKind::Field {
                 receiver: Box::new(recv),
-                name: name.into(),
+                name,
             },
         )
     }
@@ -1323,7 +1323,7 @@ impl Cx<'_, '_> {
 
     fn binary(&mut self, n: Node) -> Expr {
         let op = field(n, "operator")
-            .map(|o| self.text(o).to_string())
+            .map(|o| Text::from(self.text(o)))
             .unwrap_or_default();
         let lhs = field(n, "left").map(|x| self.expr(x));
         let rhs = field(n, "right").map(|x| self.expr(x));
@@ -1331,7 +1331,7 @@ impl Cx<'_, '_> {
             (Some(l), Some(r)) => Expr::new(
                 span(n),
                 ExprKind::Binary {
-                    op: op.into(),
+                    op,
                     lhs: Box::new(l),
                     rhs: Box::new(r),
                 },
@@ -1413,14 +1413,14 @@ impl Cx<'_, '_> {
         let op = n
             .children(&mut c)
             .find(|x| !x.is_named())
-            .map(|x| self.text(x).to_string())
-            .unwrap_or_else(|| "..".to_string());
+            .map(|x| Text::from(self.text(x)))
+            .unwrap_or_else(|| "..".into());
         let l = self.expr(k[0]);
         let r = self.expr(k[1]);
         Expr::new(
             span(n),
             ExprKind::Binary {
-                op: op.into(),
+                op,
                 lhs: Box::new(l),
                 rhs: Box::new(r),
             },
