@@ -6,6 +6,7 @@
 //! templates, `format!`/`String.format` and project helpers that build a URL from a parameter
 //! are followed. The shape is matched against the catalogue's endpoint paths.
 
+use super::words::has;
 use super::{field_binding, innermost_stmt, local_binding, peel, stmt_exprs};
 use crate::catalog::Catalog;
 use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
@@ -1027,9 +1028,7 @@ impl<'p> Finder<'_, 'p> {
                     return true;
                 }
                 walk_expr(e, &mut |x| match &x.kind {
-                    ExprKind::Name(n) if !names.iter().any(|c| c == n.as_str()) => {
-                        names.push(n.to_string())
-                    }
+                    ExprKind::Name(n) if !has(&names, n) => names.push(n.to_string()),
                     ExprKind::Assign { target, .. } => {
                         if let Some(t) = target.path_text()
                             && !names.contains(&t)
@@ -1056,7 +1055,7 @@ impl<'p> Finder<'_, 'p> {
                 let mut hits: Vec<Span> = Vec::new();
                 walk_stmts(body, &mut |x| {
                     if let ExprKind::Name(n) = &x.kind
-                        && new_names.iter().any(|c| c == n.as_str())
+                        && has(&new_names, n)
                     {
                         hits.push(x.span);
                     }

@@ -2,7 +2,7 @@
 //! lock or atomic claim around it (IDEM005).
 
 use super::events::Loc;
-use super::words::{is_lock_name, is_money_name, is_write_name};
+use super::words::{has, is_lock_name, is_money_name, is_write_name};
 use super::{Coord, Reach, named_fn, peel};
 use crate::facts::{Expr, ExprKind, Stmt};
 use crate::hash::{HashMap, HashSet};
@@ -287,12 +287,7 @@ impl<'p> Coord<'p> {
         if is_money_name(cat, name)
             || is_lock_name(cat, name)
             || is_write_name(name)
-            || cat
-                .coord
-                .locks
-                .checked_calls
-                .iter()
-                .any(|c| c == name.as_str())
+            || has(&cat.coord.locks.checked_calls, name)
             || name.starts_with(|c: char| c.is_uppercase())
             || name.contains("ForUpdate")
             || name.contains("for_update")

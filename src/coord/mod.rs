@@ -13,7 +13,7 @@ pub mod lockkeys;
 pub mod words;
 
 use crate::catalog::Catalog;
-use crate::facts::{Binding, Expr, ExprKind, FnKind, Span, Stmt};
+use crate::facts::{Binding, Expr, ExprKind, FnKind, Span, Stmt, Text};
 use crate::flow::Flow;
 use crate::hash::HashMap;
 use crate::project::{FnRef, Project, Targets, walk_expr, walk_stmts};
@@ -28,8 +28,9 @@ type ConstKey = (usize, Option<String>, String);
 /// Answers of [`Coord::reach_fn`], each with the functions of the part it was answered in.
 type Answers = HashMap<FnRef, (Reach, Arc<[FnRef]>)>;
 
-/// Call name -> (caller, call span).
-type CallIndex = HashMap<String, Vec<(FnRef, Span)>>;
+/// Call name -> (caller, call span). Names as in the facts: cloning one is a copy, not an
+/// allocation, for names of up to 24 bytes.
+type CallIndex = HashMap<Text, Vec<(FnRef, Span)>>;
 
 /// What the analyses of one run share across threads: the POST sites, and every answer of
 /// [`Coord::reach_fn`] with the call cycle (strongly connected part) it was answered in.
@@ -126,14 +127,14 @@ impl<'p> Coord<'p> {
     /// Every call in the project named `name`: (function it is written in, call span).
     pub fn calls_named(&self, name: &str) -> Vec<(FnRef, Span)> {
         let map = self.shared.calls_by_name.get_or_init(|| {
-            let mut m: HashMap<String, Vec<(FnRef, Span)>> = HashMap::default();
+            let mut m = CallIndex::default();
             for (u, unit) in self.p.units.iter().enumerate() {
                 for (f, func) in unit.facts.functions.iter().enumerate() {
                     walk_stmts(&func.body, &mut |e| {
                         if let ExprKind::Call { name, .. } | ExprKind::MethodRef { name, .. } =
                             &e.kind
                         {
-                            m.entry(name.to_string())
+                            m.entry(name.clone())
                                 .or_default()
                                 .push((FnRef { unit: u, f }, e.span));
                         }

@@ -42,7 +42,8 @@ fn may_have_word(stems: &aho_corasick::AhoCorasick, name: &str) -> bool {
     !name.is_ascii() || stems.is_match(name)
 }
 
-fn has(list: &[String], w: &str) -> bool {
+/// Is `w` in `list`? (Catalogue lists hold `String`s; names in the facts are `Text`.)
+pub(crate) fn has(list: &[String], w: &str) -> bool {
     list.iter().any(|x| x == w)
 }
 

@@ -751,7 +751,7 @@ impl<'a, 's> Cx<'a, 's> {
         let init = Expr::new(
             span(n),
             ExprKind::New {
-                ty: enum_name.clone().into(),
+                ty: enum_name.as_str().into(),
                 args,
                 body,
             },

@@ -382,10 +382,10 @@ impl<'s> Cx<'_, 's> {
             }
         }
         let name = match (first, last) {
-            (Some(f), Some(v)) if has_eq && f != v => Some(self.ident(f)),
+            (Some(f), Some(v)) if has_eq && f != v => Some(self.ident(f).to_string()),
             _ => None,
         };
-        (name.map(|s| s.to_string()), last)
+        (name, last)
     }
 
     // ---------------------------------------------------------------- types
@@ -468,8 +468,8 @@ impl<'s> Cx<'_, 's> {
             _ => TypeKind::Class,
         };
         let name = match (name_node, k) {
-            (Some(nn), _) => Some(self.ident(nn)),
-            (None, "companion_object") => Some("Companion".into()),
+            (Some(nn), _) => Some(self.ident(nn).to_string()),
+            (None, "companion_object") => Some("Companion".to_string()),
             _ => None,
         };
         let name_span = match (name_node, k) {
@@ -486,7 +486,7 @@ impl<'s> Cx<'_, 's> {
             (p, _) => p,
         };
         let tid = self.lw.add_type(TypeDecl {
-            name: name.clone().map(|s| s.to_string()),
+            name: name.clone(),
             kind,
             supertypes: Vec::new(),
             annotations: anns,
@@ -552,15 +552,7 @@ impl<'s> Cx<'_, 's> {
 
         let mut members = Members::default();
         if prim.is_some() || !specs.is_empty() {
-            let ctor = self.primary_ctor(
-                n,
-                tid,
-                name.clone().map(|s| s.to_string()),
-                name_span,
-                prim,
-                &specs,
-                swallowed,
-            );
+            let ctor = self.primary_ctor(n, tid, name.clone(), name_span, prim, &specs, swallowed);
             members.methods.push(ctor.0);
             members.fields.extend(ctor.1);
         }
@@ -743,7 +735,7 @@ impl<'s> Cx<'_, 's> {
                         span(c),
                         ExprKind::Call {
                             receiver: None,
-                            name: enum_name.clone().unwrap_or_default().into(),
+                            name: enum_name.as_deref().unwrap_or_default().into(),
                             args,
                         },
                     ));
@@ -1947,7 +1939,9 @@ impl<'s> Cx<'_, 's> {
                     let mut cbody = None;
                     for k in nkids(c) {
                         match k.kind() {
-                            "identifier" if name.is_none() => name = Some(self.ident(k)),
+                            "identifier" if name.is_none() => {
+                                name = Some(self.ident(k).to_string())
+                            }
                             "block" => cbody = Some(self.expr(k)),
                             kk if is_type(kk) => types.push(self.ty(k)),
                             _ => {}
@@ -1955,7 +1949,7 @@ impl<'s> Cx<'_, 's> {
                     }
                     catches.push(Catch {
                         types,
-                        name: name.map(|s| s.to_string()),
+                        name,
                         body: cbody
                             .unwrap_or_else(|| Expr::new(span(c), ExprKind::Block(Vec::new()))),
                         span: span(c),

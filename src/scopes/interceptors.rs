@@ -1,6 +1,7 @@
 //! Which functions are HTTP interceptor / middleware / filter bodies, and of what kind.
 
 use crate::catalog::{Catalog, InterceptorEntry};
+use crate::coord::words::has;
 use crate::facts::{Expr, ExprKind, FnId, FnKind, Span, Stmt, TypeId, simple_name};
 use crate::finding::article;
 use crate::hash::HashMap;
@@ -311,7 +312,7 @@ fn with_same_type_helpers(
                 if !crate::flow::is_self_receiver(recv) {
                     return;
                 }
-                if !called.iter().any(|c| c == name.as_str()) {
+                if !has(&called, name) {
                     called.push(name.to_string());
                 }
                 for &m in &methods {

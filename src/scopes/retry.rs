@@ -16,6 +16,7 @@
 //!   configuration's `retry-helpers`.
 
 use crate::catalog::{Catalog, RetryApi};
+use crate::coord::words::has;
 use crate::facts::{Expr, ExprKind, FnId, FnKind, Lang, LoopKind, Span, Stmt, simple_name};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, Project, walk_expr, walk_stmts};
@@ -254,12 +255,7 @@ fn calls(
     }
     // A retry operator later in a chain: find the publisher factory it resubscribes, and
     // resilience4j `Decorators.ofSupplier(..).withRetry(..)`.
-    let is_operator = cat
-        .retry
-        .publishers
-        .retry_operators
-        .iter()
-        .any(|c| c == name.as_str());
+    let is_operator = has(&cat.retry.publishers.retry_operators, name);
     let decorator_retry = name == "withRetry";
     if (is_operator || decorator_retry)
         && let Some(r) = receiver.as_deref()
@@ -280,16 +276,12 @@ fn calls(
                 break;
             };
             let factory = if is_operator {
-                cat.retry
-                    .publishers
-                    .factories
-                    .iter()
-                    .any(|c| c == n.as_str())
+                has(&cat.retry.publishers.factories, n)
             } else {
-                cat.retry.api.iter().any(|a| {
-                    a.requires_later.iter().any(|x| x == name)
-                        && a.calls.iter().any(|c| c == n.as_str())
-                })
+                cat.retry
+                    .api
+                    .iter()
+                    .any(|a| a.requires_later.iter().any(|x| x == name) && has(&a.calls, n))
             };
             if factory {
                 for a in inner_args {
@@ -317,13 +309,7 @@ fn calls(
         }
     }
     // CompletableFuture / Reactor error handlers that send again.
-    if cat
-        .retry
-        .callbacks
-        .handlers
-        .iter()
-        .any(|c| c == name.as_str())
-    {
+    if has(&cat.retry.callbacks.handlers, name) {
         for a in args {
             if let Some(id) = lambda_of(&a.value) {
                 add_lambda(
