@@ -11,6 +11,73 @@ const SINKS: &str = include_str!("../rules/catalog/sinks.toml");
 const INTERCEPTORS: &str = include_str!("../rules/catalog/interceptors.toml");
 const RETRY: &str = include_str!("../rules/catalog/retry.toml");
 const COORDINATION: &str = include_str!("../rules/catalog/coordination.toml");
+const SDKS: &str = include_str!("../rules/catalog/sdks.toml");
+
+/// `sdks.toml`: payment SDKs, their money-moving calls and where they take a key.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SdksFile {
+    sdk: Vec<Sdk>,
+}
+
+/// One payment SDK (`stripe-java`, `async-stripe`, ...).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sdk {
+    pub id: String,
+    pub name: String,
+    pub provider: String,
+    pub langs: Vec<String>,
+    /// Java/Kotlin package prefixes (`com.stripe`).
+    #[serde(default)]
+    pub packages: Vec<String>,
+    /// Rust crate names (`stripe`).
+    #[serde(default)]
+    pub crates: Vec<String>,
+    /// Where the SDK takes an idempotency key, for messages.
+    pub key_takes: String,
+    /// What the SDK does when it is given none, for messages.
+    pub no_key: String,
+    /// Types of the values that carry the key to a call (`RequestOptions`, a Rust `Client`):
+    /// such a value handed in as a parameter is decided by the callers.
+    #[serde(default)]
+    pub key_carriers: Vec<String>,
+    /// The SDK cannot send a money call without a key (Square's request builders take one).
+    #[serde(default)]
+    pub key_required: bool,
+    pub call: Vec<SdkCall>,
+}
+
+/// How a money call of an SDK is written (`sdks.toml` explains each).
+#[derive(Debug, Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SdkStyle {
+    Static,
+    Instance,
+    Service,
+    Api,
+    Request,
+    Chain,
+}
+
+/// One shape of money call of an SDK.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SdkCall {
+    pub style: SdkStyle,
+    #[serde(default)]
+    pub types: Vec<String>,
+    #[serde(default)]
+    pub services: Vec<String>,
+    pub methods: Vec<String>,
+    /// `chain`: the call below the reported one (`create` in GoCardless
+    /// `client.payments().create()...execute()`).
+    #[serde(default)]
+    pub via: Option<String>,
+    /// The call takes the key as an argument when it has at least this many.
+    #[serde(default)]
+    pub key_arity: Option<usize>,
+}
 
 /// `coordination.toml`: schedulers, money-moving calls and endpoints, locks and claims.
 #[derive(Debug, Deserialize)]
@@ -258,6 +325,7 @@ pub struct Catalog {
     pub interceptors: Vec<InterceptorEntry>,
     pub retry: RetryFile,
     pub coord: Coordination,
+    pub sdks: Vec<Sdk>,
     /// Every call name some catalogue entry mentions (sources, random/clock methods,
     /// constructors, memoisers, period conversions and formatters): a call with any other
     /// name needs none of those checks.
@@ -368,6 +436,7 @@ impl Catalog {
         let retry: RetryFile = toml::from_str(RETRY).map_err(|e| format!("retry.toml: {e}"))?;
         let coord: Coordination =
             toml::from_str(COORDINATION).map_err(|e| format!("coordination.toml: {e}"))?;
+        let sdks: SdksFile = toml::from_str(SDKS).map_err(|e| format!("sdks.toml: {e}"))?;
         let mut special_calls: HashSet<String> = HashSet::default();
         for e in &s.source {
             special_calls.extend(e.calls.iter().cloned());
@@ -422,6 +491,7 @@ impl Catalog {
             interceptors: i.interceptor,
             retry,
             coord,
+            sdks: sdks.sdk,
         })
     }
 

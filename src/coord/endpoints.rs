@@ -8,6 +8,26 @@
 
 use super::words::has;
 use super::{field_binding, innermost_stmt, local_binding, peel, stmt_exprs};
+
+/// The object a call chain starts from: `options` in `options.toBuilder().build()`.
+fn chain_root_expr(e: &Expr) -> &Expr {
+    let mut e = peel(e);
+    loop {
+        match &e.kind {
+            ExprKind::Call {
+                receiver: Some(r), ..
+            }
+            | ExprKind::Field { receiver: r, .. } => e = peel(r),
+            _ => return e,
+        }
+    }
+}
+
+/// `null`, `None`.
+fn is_null(e: &Expr) -> bool {
+    matches!(&peel(e).kind, ExprKind::Lit(l) if l == "null")
+        || matches!(&peel(e).kind, ExprKind::Name(n) if n == "None")
+}
 use crate::catalog::Catalog;
 use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
 use crate::flow::Flow;
@@ -48,6 +68,9 @@ pub struct PostSite {
     /// `Apache HttpClient 5`, `Spring`); `Some([])` for clients no interceptor can reach
     /// (`java.net.http`, Ktor), `None` when unknown.
     pub families: Option<&'static [&'static str]>,
+    /// A payment SDK's money call (`PaymentIntent.create(..)`) rather than a POST: which SDK
+    /// and call, and where the method's name is.
+    pub sdk: Option<super::sdk::SdkMatch>,
 }
 
 #[derive(Default)]
@@ -615,6 +638,18 @@ pub fn find<'p>(
             fd.sites_in(at, &mut posts, &mut helpers);
         }
     }
+    // Payment SDK money calls, in the files that import an SDK.
+    let sdks = super::sdk::Sdks::new(p, cat);
+    if sdks.any() {
+        for u in 0..p.units.len() {
+            if sdks.visible(u).is_empty() {
+                continue;
+            }
+            for f in 0..p.units[u].facts.functions.len() {
+                fd.sdk_sites_in(&sdks, FnRef { unit: u, f }, &mut posts);
+            }
+        }
+    }
     // Callers of helpers, a few levels up (a helper may call another with its own parameter).
     let mut seen: HashSet<(FnRef, usize)> = HashSet::default();
     let mut round = 0;
@@ -731,6 +766,7 @@ impl<'p> Finder<'_, 'p> {
                             helper: None,
                             declared: false,
                             families: chain_family(&chain, self.p.units[at.unit].lang),
+                            sdk: None,
                         });
                         found = true;
                         break;
@@ -758,6 +794,187 @@ impl<'p> Finder<'_, 'p> {
                 }
             }
         }
+    }
+
+    /// SDK money calls written in `at` (not in its lambdas: they are functions of their own).
+    fn sdk_sites_in(&self, sdks: &super::sdk::Sdks<'p>, at: FnRef, posts: &mut Posts) {
+        let func = self.p.func(at);
+        if !func.has_body {
+            return;
+        }
+        let mut calls: Vec<&'p Expr> = Vec::new();
+        walk_stmts(&func.body, &mut |e| {
+            if matches!(e.kind, ExprKind::Call { .. }) {
+                calls.push(e);
+            }
+        });
+        for e in calls {
+            let Some(m) = sdks.money_call(self.flow, at, e) else {
+                continue;
+            };
+            let ExprKind::Call { args, .. } = &e.kind else {
+                continue;
+            };
+            let sdk = &self.cat.sdks[m.sdk];
+            // A key we cannot see either way (options handed in by a caller we cannot find)
+            // is not reported as missing.
+            let has_key = if sdk.key_required {
+                true
+            } else if let Some(k) = self.sdk_has_key(at, e, sdk, &sdk.call[m.call], args) {
+                k
+            } else {
+                continue;
+            };
+            let src = &self.p.units[at.unit].src;
+            let text: String = src
+                .slice(Span::new(e.span.start, m.name_span.end))
+                .split_whitespace()
+                .collect();
+            posts.sites.push(PostSite {
+                at,
+                site: e.span,
+                literal: (at.unit, m.name_span),
+                endpoint: text,
+                provider: sdk.provider.clone(),
+                has_key,
+                helper: None,
+                declared: false,
+                families: Some(NO_INTERCEPTORS),
+                sdk: Some(m),
+            });
+        }
+    }
+
+    /// Does the SDK call `e` in `at` carry an idempotency key? `None` when that is decided by
+    /// callers the project does not show.
+    fn sdk_has_key(
+        &self,
+        at: FnRef,
+        e: &'p Expr,
+        sdk: &crate::catalog::Sdk,
+        c: &crate::catalog::SdkCall,
+        args: &'p [crate::facts::Arg],
+    ) -> Option<bool> {
+        if let Some(n) = c.key_arity {
+            return Some(args.len() >= n && !is_null(&args[n - 1].value));
+        }
+        if self.sdk_call_has_key(at, e) {
+            return Some(true);
+        }
+        // Options (or a Rust client) handed in by the caller: what the callers pass decides.
+        let root = self.p.outermost(at);
+        let outer = self.p.func(root);
+        let mut decided_by_callers = Vec::new();
+        let receiver = match &e.kind {
+            ExprKind::Call { receiver, .. } => receiver.as_deref(),
+            _ => None,
+        };
+        for a in args.iter().map(|a| &a.value).chain(receiver) {
+            if let ExprKind::Name(n) = &peel(a).kind
+                && let Some(i) = outer.params.iter().position(|p| p.name == n.as_str())
+                && local_binding(self.p, at, n, e.span.start).is_none()
+                && outer.params[i].ty.as_deref().is_some_and(|t| {
+                    let t = simple_name(t.trim_start_matches(['&', ' ']));
+                    has(&sdk.key_carriers, t)
+                        || c.style == crate::catalog::SdkStyle::Request && has(&c.types, t)
+                })
+            {
+                decided_by_callers.push(i);
+            }
+        }
+        if decided_by_callers.is_empty() {
+            return Some(false);
+        }
+        let name = outer.name.as_deref()?;
+        let mut callers = 0;
+        for (u, unit) in self.p.units.iter().enumerate() {
+            for (f, func) in unit.facts.functions.iter().enumerate() {
+                let caller = FnRef { unit: u, f };
+                let mut sites: Vec<Span> = Vec::new();
+                walk_stmts(&func.body, &mut |x| {
+                    if let ExprKind::Call { name: n, args, .. } = &x.kind
+                        && n == name
+                        && args.len() + 1 >= outer.params.len()
+                        && args.len() <= outer.params.len()
+                    {
+                        sites.push(x.span);
+                    }
+                });
+                for s in sites {
+                    callers += 1;
+                    if self.neighbourhood_has_key(caller, s) {
+                        return Some(true);
+                    }
+                }
+            }
+        }
+        (callers > 0).then_some(false)
+    }
+
+    /// Does the SDK call `e` in `at` name a key: in the call itself (its receiver chain and
+    /// arguments, project helpers they call), or in the locals it is handed (the options, the
+    /// request, the client): their initialisers and the calls made on them
+    /// (`options.setIdempotencyKey(k)`, `request.header("PayPal-Request-Id", k)`). A local
+    /// that is only passed along elsewhere (the params object of another call) is not
+    /// followed.
+    fn sdk_call_has_key(&self, at: FnRef, e: &'p Expr) -> bool {
+        if self.expr_has_key(at, e) {
+            return true;
+        }
+        let mut names: Vec<&'p str> = Vec::new();
+        walk_expr(e, &mut |x| {
+            if let ExprKind::Name(n) = &x.kind
+                && !names.contains(&n.as_str())
+            {
+                names.push(n.as_str());
+            }
+        });
+        let root = self.p.outermost(at);
+        let mut i = 0;
+        while i < names.len() && names.len() < 24 {
+            let n = names[i];
+            i += 1;
+            let local = local_binding(self.p, at, n, e.span.start);
+            // Fields and constants are shared by every call: only locals and parameters.
+            if local.is_none() && !self.p.func(root).params.iter().any(|p| p.name == n) {
+                continue;
+            }
+            if let Some(b) = local
+                && let Some(init) = &b.init
+            {
+                if self.expr_has_key(at, init) {
+                    return true;
+                }
+                // `val keyed = client.clone().with_strategy(..)`, `opts = base.toBuilder()`.
+                walk_expr(init, &mut |x| {
+                    if let ExprKind::Name(m) = &x.kind
+                        && !names.contains(&m.as_str())
+                    {
+                        names.push(m.as_str());
+                    }
+                });
+            }
+            // Calls made on the local: `options.setIdempotencyKey(k)`.
+            for g in self.p.with_nested(root) {
+                let mut hit = false;
+                walk_stmts(&self.p.func(g).body, &mut |x| {
+                    if !hit
+                        && let ExprKind::Call {
+                            receiver: Some(r), ..
+                        } = &x.kind
+                        && matches!(&chain_root_expr(r).kind, ExprKind::Name(m) if m == n)
+                        && x.span.start < e.span.start
+                        && self.expr_has_key(g, x)
+                    {
+                        hit = true;
+                    }
+                });
+                if hit {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Is this chain (outermost call first) a request sent with POST?
@@ -910,6 +1127,7 @@ impl<'p> Finder<'_, 'p> {
                 helper: None,
                 declared: true,
                 families,
+                sdk: None,
             });
             posts.declared.insert(at, i);
         }
@@ -973,6 +1191,7 @@ impl<'p> Finder<'_, 'p> {
                             helper: Some(h.f),
                             declared: false,
                             families: h.families,
+                            sdk: None,
                         });
                     } else if self.p.func(at).kind != FnKind::Lambda
                         && let Some(k) = pieces.iter().find_map(|p| match p {
@@ -1163,7 +1382,11 @@ pub fn is_key_marker(p: &Project, cat: &Catalog, x: &Expr) -> bool {
         ExprKind::Field { name, .. } => {
             named(name) || p.const_str(x, cat).is_some_and(|v| cat.is_key_name(&v))
         }
-        ExprKind::Call { name, .. } => cat.is_key_setter(name) || named(name),
+        // `setIdempotencyKey(null)`, `.idempotency_key(None)` set no key.
+        ExprKind::Call { name, args, .. } => {
+            (cat.is_key_setter(name) || named(name))
+                && !(args.last().is_some_and(|a| is_null(&a.value)))
+        }
         ExprKind::MethodRef { name, .. } => named(name),
         ExprKind::New { ty, .. } => named(simple_name(ty)),
         _ => false,

@@ -10,6 +10,7 @@ pub mod events;
 pub mod guards;
 pub mod jobs;
 pub mod lockkeys;
+pub mod sdk;
 pub mod words;
 
 use crate::catalog::Catalog;

@@ -84,3 +84,40 @@ pub fn check(
         });
     }
 }
+
+/// IDEM002 for payment SDK calls: an SDK money call with no idempotency key inside a retry
+/// scope. The SDK sends no key, or one of its own per call, so every attempt is a new payment.
+pub fn check_sdk(ctx: &Ctx, co: &crate::coord::Coord, out: &mut Vec<Finding>) {
+    for s in &co.shared.posts.sites {
+        let Some(m) = s.sdk else { continue };
+        if s.has_key {
+            continue;
+        }
+        let Some(scope) = ctx.retry_scope_of(s.at, s.site) else {
+            continue;
+        };
+        let sdk = &co.cat.sdks[m.sdk];
+        out.push(Finding {
+            code: CODE_DIRECT,
+            unit: s.at.unit,
+            span: m.name_span,
+            label: "a new payment on every attempt".into(),
+            message: format!(
+                "`{}` moves money through {} with no idempotency key inside a retry scope: every attempt is a new request to {}, so a retried payment is a new payment; {}",
+                s.endpoint, sdk.name, sdk.provider, sdk.no_key
+            ),
+            labels: vec![Label {
+                unit: scope.anchor_unit,
+                span: scope.anchor,
+                message: scope.what.clone(),
+            }],
+            note: Some(scope.why.clone()),
+            help: format!(
+                "compute a key once, before the retry boundary, from the operation's business identity, and pass it on every attempt: {}",
+                sdk.key_takes
+            ),
+            symbol: ctx.symbol(s.at),
+            origin: None,
+        });
+    }
+}

@@ -351,7 +351,12 @@ fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
 /// Runs the project-wide coordination rules (IDEM004–IDEM007) once.
 pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     let want = |c| sel.is_enabled(c);
-    if !(want("IDEM004") || want("IDEM005") || want("IDEM006") || want("IDEM007")) {
+    if !(want("IDEM002")
+        || want("IDEM004")
+        || want("IDEM005")
+        || want("IDEM006")
+        || want("IDEM007"))
+    {
         return;
     }
     let interceptors = || -> Vec<(FnRef, &str)> {
@@ -371,7 +376,7 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     let coord = |shared: &Arc<Shared>| crate::coord::Coord::new(ctx.p, ctx.cat, shared.clone());
     let ((scheduler, guards), locks) = rayon::join(
         || {
-            if !(want("IDEM004") || want("IDEM005") || want("IDEM007")) {
+            if !(want("IDEM002") || want("IDEM004") || want("IDEM005") || want("IDEM007")) {
                 return (Vec::new(), Vec::new());
             }
             let shared = Arc::new(Shared::new(timed("POST sites", || {
@@ -390,13 +395,16 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
                 },
                 || {
                     let mut guards = Vec::new();
-                    if want("IDEM005") || want("IDEM007") {
+                    if want("IDEM002") || want("IDEM005") || want("IDEM007") {
                         let co = coord(&shared);
                         if want("IDEM005") {
                             timed("IDEM005", || check_then_act::check(ctx, &co, &mut guards));
                         }
                         if want("IDEM007") {
                             timed("IDEM007", || payment_post::check(ctx, &co, &mut guards));
+                        }
+                        if want("IDEM002") {
+                            key_in_retry::check_sdk(ctx, &co, &mut guards);
                         }
                     }
                     guards

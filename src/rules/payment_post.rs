@@ -19,6 +19,13 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
         {
             continue;
         }
+        if let Some(m) = s.sdk {
+            // Inside a retry scope every attempt is a new payment: IDEM002 says so.
+            if ctx.retry_scope_of(s.at, s.site).is_none() {
+                out.push(sdk_finding(ctx, co, s, m));
+            }
+            continue;
+        }
         let (unit, span) = s.literal;
         let mut labels = Vec::new();
         let src = &co.p.units[unit].src;
@@ -57,5 +64,33 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
             symbol: ctx.symbol(s.at),
             origin: None,
         });
+    }
+}
+
+/// An SDK money call sent with no key.
+fn sdk_finding(
+    ctx: &Ctx,
+    co: &Coord,
+    s: &crate::coord::endpoints::PostSite,
+    m: crate::coord::sdk::SdkMatch,
+) -> Finding {
+    let sdk = &co.cat.sdks[m.sdk];
+    Finding {
+        code: CODE,
+        unit: s.at.unit,
+        span: m.name_span,
+        label: format!("{} money call without an idempotency key", sdk.provider),
+        message: format!(
+            "`{}` moves money through {} with no idempotency key: when the response is lost (timeout, reset connection) and the call is made again by a retry, a re-run job or another replica, {} makes the payment twice; {}",
+            s.endpoint, sdk.name, sdk.provider, sdk.no_key
+        ),
+        labels: Vec::new(),
+        note: None,
+        help: format!(
+            "pass a key derived from the operation's business identity (order id, customer + billing period), the same on every attempt: {}",
+            sdk.key_takes
+        ),
+        symbol: ctx.symbol(s.at),
+        origin: None,
     }
 }

@@ -1,0 +1,298 @@
+//! Payment SDK calls that move money (`rules/catalog/sdks.toml`): `PaymentIntent.create(..)`,
+//! `client.v1().refunds().create(..)`, Adyen `paymentsApi.payments(..)`, PayPal
+//! `client.execute(new OrdersCaptureRequest(id))`, async-stripe
+//! `CreatePaymentIntent::new(..).send(&client)`.
+//!
+//! An SDK is seen in a file only through its packages (an import, a qualified name), so a
+//! project class named `Charge` or `Refund` is not Stripe's.
+
+use super::{local_binding, peel};
+use crate::catalog::{Catalog, Sdk, SdkCall, SdkStyle};
+use crate::facts::{Expr, ExprKind, Lang, Span, simple_name};
+use crate::flow::Flow;
+use crate::project::{FnRef, Project};
+
+/// A money call of an SDK.
+#[derive(Clone, Copy, Debug)]
+pub struct SdkMatch {
+    /// Index into the catalogue's SDKs.
+    pub sdk: usize,
+    /// Index into that SDK's calls.
+    pub call: usize,
+    /// The called method's name in the source (where a finding points).
+    pub name_span: Span,
+}
+
+/// Which SDKs each file can use, found once per run.
+pub struct Sdks<'p> {
+    p: &'p Project,
+    cat: &'p Catalog,
+    visible: Vec<Vec<usize>>,
+}
+
+impl<'p> Sdks<'p> {
+    pub fn new(p: &'p Project, cat: &'p Catalog) -> Self {
+        let visible = p
+            .units
+            .iter()
+            .map(|u| {
+                cat.sdks
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| {
+                        s.langs.iter().any(|l| l == u.lang.name())
+                            && u.facts.imports.iter().any(|i| imports_sdk(s, u.lang, i))
+                    })
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .collect();
+        Sdks { p, cat, visible }
+    }
+
+    /// Does any file use an SDK?
+    pub fn any(&self) -> bool {
+        self.visible.iter().any(|v| !v.is_empty())
+    }
+
+    pub fn visible(&self, unit: usize) -> &[usize] {
+        &self.visible[unit]
+    }
+
+    /// The SDK money call `e` (a call in `at`) is, if any.
+    pub fn money_call(&self, flow: &Flow<'p>, at: FnRef, e: &'p Expr) -> Option<SdkMatch> {
+        let ExprKind::Call {
+            receiver,
+            name,
+            args,
+        } = &e.kind
+        else {
+            return None;
+        };
+        for &si in self.visible(at.unit) {
+            let sdk = &self.cat.sdks[si];
+            for (ci, c) in sdk.call.iter().enumerate() {
+                if !c.methods.iter().any(|m| m == name) {
+                    continue;
+                }
+                if self.matches(flow, at, sdk, c, receiver.as_deref(), args) {
+                    return Some(SdkMatch {
+                        sdk: si,
+                        call: ci,
+                        name_span: name_span(self.p, at.unit, e, name, args),
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    fn matches(
+        &self,
+        flow: &Flow<'p>,
+        at: FnRef,
+        sdk: &Sdk,
+        c: &SdkCall,
+        receiver: Option<&'p Expr>,
+        args: &'p [crate::facts::Arg],
+    ) -> bool {
+        let unit = at.unit;
+        let is_type = |t: &str| c.types.iter().any(|x| x == t) && self.names_type(unit, sdk, t);
+        match c.style {
+            SdkStyle::Static => receiver.map(peel).is_some_and(|r| {
+                matches!(r.kind, ExprKind::Name(_) | ExprKind::Field { .. })
+                    && r.path_text().is_some_and(|p| {
+                        let t = simple_name(&p);
+                        c.types.iter().any(|x| x == t)
+                            && (self.names_type(unit, sdk, t) || qualified_by(sdk, &p))
+                    })
+            }),
+            SdkStyle::Instance => receiver
+                .and_then(|r| self.value_type(flow, at, r, c))
+                .is_some_and(|t| is_type(&t)),
+            SdkStyle::Service => receiver.is_some_and(|r| chain_has_service(r, &c.services)),
+            SdkStyle::Api => receiver.is_some_and(|r| {
+                let r = peel(r);
+                matches!(&r.kind, ExprKind::Call { name, args, .. }
+                    if args.is_empty() && c.services.iter().any(|s| s == name))
+                    || self.value_type(flow, at, r, c).is_some_and(|t| is_type(&t))
+            }),
+            SdkStyle::Request => args.iter().any(|a| {
+                self.value_type(flow, at, &a.value, c)
+                    .is_some_and(|t| is_type(&t))
+            }),
+            SdkStyle::Chain => {
+                let mut cur = receiver.map(peel);
+                let mut depth = 0;
+                while let Some(x) = cur {
+                    depth += 1;
+                    if depth > 32 {
+                        return false;
+                    }
+                    match &x.kind {
+                        ExprKind::Call { receiver, name, .. } => {
+                            if let Some(via) = &c.via
+                                && name == via
+                                && receiver
+                                    .as_deref()
+                                    .is_some_and(|r| chain_has_service(r, &c.services))
+                            {
+                                return true;
+                            }
+                            if c.via.is_none()
+                                && receiver.as_deref().map(peel).is_some_and(|r| {
+                                    r.path_text().is_some_and(|p| {
+                                        let t = simple_name(&p);
+                                        c.types.iter().any(|x| x == t)
+                                            && (self.names_type(unit, sdk, t)
+                                                || qualified_by(sdk, &p))
+                                    })
+                                })
+                            {
+                                return true;
+                            }
+                            cur = receiver.as_deref().map(peel);
+                        }
+                        ExprKind::New { ty, .. } => return is_type(simple_name(ty)),
+                        // `let req = CreateRefund::new(..); req.send(&client)`.
+                        ExprKind::Name(n) if c.via.is_none() => {
+                            cur = local_binding(self.p, at, n, x.span.start)
+                                .and_then(|b| b.init.as_ref())
+                                .map(peel);
+                        }
+                        _ => return false,
+                    }
+                }
+                false
+            }
+        }
+    }
+
+    /// The SDK type of a value: declared, constructed, or returned by a static call on one of
+    /// the call's types (`PaymentIntent intent = PaymentIntent.retrieve(id)`,
+    /// `val intent = PaymentIntent.retrieve(id)`).
+    fn value_type(&self, flow: &Flow<'p>, at: FnRef, e: &'p Expr, c: &SdkCall) -> Option<String> {
+        let e = peel(e);
+        if let Some(t) = flow.type_in(at, e) {
+            return Some(t);
+        }
+        let from_static = |x: &Expr| -> Option<String> {
+            // The root of a builder chain: `new CapturesRefundRequest(id).requestBody(..)`.
+            let mut x = peel(x);
+            while let ExprKind::Call {
+                receiver: Some(r), ..
+            } = &x.kind
+                && matches!(peel(r).kind, ExprKind::Call { .. } | ExprKind::New { .. })
+            {
+                x = peel(r);
+            }
+            match &x.kind {
+                ExprKind::Call {
+                    receiver: Some(r), ..
+                } => {
+                    let p = peel(r).path_text()?;
+                    let t = simple_name(&p);
+                    c.types.iter().any(|x| x == t).then(|| t.to_string())
+                }
+                ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
+                _ => None,
+            }
+        };
+        match &e.kind {
+            ExprKind::Name(n) => local_binding(self.p, at, n, e.span.start)
+                .and_then(|b| b.init.as_ref())
+                .and_then(from_static),
+            _ => from_static(e),
+        }
+    }
+
+    /// Does `t`, written in `unit`, name the SDK's type: imported from one of its packages by
+    /// name, or by a wildcard when the project declares no type of that name?
+    fn names_type(&self, unit: usize, sdk: &Sdk, t: &str) -> bool {
+        let u = &self.p.units[unit];
+        let mut wildcard = false;
+        for i in &u.facts.imports {
+            if !imports_sdk(sdk, u.lang, i) {
+                continue;
+            }
+            let last = i.rsplit([':', '.']).next().unwrap_or(i);
+            if last == t || i.ends_with(&format!(" as {t}")) {
+                return true;
+            }
+            if last == "*" {
+                wildcard = true;
+            }
+        }
+        wildcard && self.p.types_named(t).is_empty()
+    }
+}
+
+/// Is `import` (as the facts keep it) one of `sdk`'s packages or crates?
+fn imports_sdk(sdk: &Sdk, lang: Lang, import: &str) -> bool {
+    match lang {
+        Lang::Rust => {
+            let first = import.split("::").next().unwrap_or(import).trim();
+            sdk.crates.iter().any(|c| c == first)
+        }
+        _ => sdk
+            .packages
+            .iter()
+            .any(|p| import == p || import.starts_with(p) && import[p.len()..].starts_with('.')),
+    }
+}
+
+/// A receiver path qualified by one of the SDK's packages or crates
+/// (`com.stripe.model.Charge`, `stripe::Charge`).
+fn qualified_by(sdk: &Sdk, path: &str) -> bool {
+    sdk.packages
+        .iter()
+        .any(|p| path.starts_with(p) && path[p.len()..].starts_with('.'))
+        || sdk.crates.iter().any(|c| {
+            path.strip_prefix(c.as_str())
+                .is_some_and(|r| r.starts_with('.') || r.starts_with("::"))
+        })
+}
+
+/// Does the receiver chain hold a service accessor call with no arguments
+/// (`client.paymentIntents()`, `client.v1().refunds()`)?
+fn chain_has_service(r: &Expr, services: &[String]) -> bool {
+    let mut cur = Some(peel(r));
+    let mut depth = 0;
+    while let Some(x) = cur {
+        depth += 1;
+        if depth > 32 {
+            return false;
+        }
+        match &x.kind {
+            ExprKind::Call {
+                receiver,
+                name,
+                args,
+            } => {
+                if args.is_empty() && services.iter().any(|s| s == name) {
+                    return true;
+                }
+                cur = receiver.as_deref().map(peel);
+            }
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// The span of the method name of call `e` (`create` in `PaymentIntent.create(params)`): the
+/// last occurrence of the name before the first argument.
+fn name_span(p: &Project, unit: usize, e: &Expr, name: &str, args: &[crate::facts::Arg]) -> Span {
+    let src = p.units[unit].src.slice(e.span);
+    let end = args
+        .iter()
+        .map(|a| a.value.span.start)
+        .filter(|s| *s >= e.span.start)
+        .min()
+        .map_or(src.len(), |s| s - e.span.start)
+        .min(src.len());
+    match src.get(..end).and_then(|s| s.rfind(name)) {
+        Some(i) => Span::new(e.span.start + i, e.span.start + i + name.len()),
+        None => e.span,
+    }
+}
