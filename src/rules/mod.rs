@@ -108,7 +108,7 @@ pub static RULES: &[RuleMeta] = &[
     RuleMeta {
         code: "IDEM007",
         name: "payment-post-without-idempotency-key",
-        summary: "A POST to a money-moving endpoint is sent with no idempotency key",
+        summary: "A POST to a money-moving endpoint, or a payment SDK call that moves money, is sent with no idempotency key",
         severity: Severity::Error,
         default_enabled: true,
         doc: include_str!("../../rules/IDEM007.md"),

@@ -1,5 +1,6 @@
-//! IDEM007 payment-post-without-idempotency-key: a POST to a money-moving endpoint sent with
-//! no idempotency key, so a resend after a lost response pays twice.
+//! IDEM007 payment-post-without-idempotency-key: a POST to a money-moving endpoint, or a
+//! payment SDK money call, sent with no idempotency key, so a resend after a lost response
+//! pays twice. (A keyless SDK call inside a retry scope is IDEM002's.)
 
 use super::Ctx;
 use crate::coord::Coord;
@@ -81,7 +82,7 @@ fn sdk_finding(
         span: m.name_span,
         label: format!("{} money call without an idempotency key", sdk.provider),
         message: format!(
-            "`{}` moves money through {} with no idempotency key: when the response is lost (timeout, reset connection) and the call is made again by a retry, a re-run job or another replica, {} makes the payment twice; {}",
+            "`{}` moves money through {} with no idempotency key: when the response is lost (timeout, reset connection) and the call is made again by a retry, a re-run job or another replica, {} charges, refunds or pays out twice; {}",
             s.endpoint, sdk.name, sdk.provider, sdk.no_key
         ),
         labels: Vec::new(),
