@@ -42,6 +42,11 @@ pub struct Sdk {
     /// such a value handed in as a parameter is decided by the callers.
     #[serde(default)]
     pub key_carriers: Vec<String>,
+    /// Calls and constructors that take the key as a positional argument, with its index:
+    /// `["CreatePaymentRequest.Builder", 1]` (`new CreatePaymentRequest.Builder(source, key)`),
+    /// `["requestPayment", 1]`.
+    #[serde(default)]
+    pub key_args: Vec<(String, usize)>,
     /// The SDK cannot send a money call without a key (Square's request builders take one).
     #[serde(default)]
     pub key_required: bool,
@@ -74,6 +79,10 @@ pub struct SdkCall {
     /// `client.payments().create()...execute()`).
     #[serde(default)]
     pub via: Option<String>,
+    /// Fewer arguments than this is not the call that sends (Mollie's builder form
+    /// `sdk.payments().create()...call()` against `sdk.payments().create(request, options)`).
+    #[serde(default)]
+    pub min_args: usize,
     /// The call takes the key as an argument when it has at least this many.
     #[serde(default)]
     pub key_arity: Option<usize>,
@@ -346,6 +355,27 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// The index of the argument that is an idempotency key in a call or construction of
+    /// `name` (`requestPayment`, `CreatePaymentRequest.Builder`) with `owner` before it, when a
+    /// payment SDK takes its key there.
+    pub fn sdk_key_arg(&self, owner: Option<&str>, name: &str) -> Option<usize> {
+        self.sdks
+            .iter()
+            .flat_map(|s| &s.key_args)
+            .find_map(|(n, i)| {
+                let (o, last) = match n.rsplit_once('.') {
+                    Some((o, l)) => (Some(o), l),
+                    None => (None, n.as_str()),
+                };
+                let owner_ok = match (o, owner) {
+                    (None, _) => true,
+                    (Some(o), Some(w)) => crate::facts::simple_name(w) == o,
+                    (Some(_), None) => false,
+                };
+                (last == name && owner_ok).then_some(*i)
+            })
+    }
+
     /// The built-in catalogue. Parsed once; the embedded files are checked by a unit test.
     pub fn builtin() -> &'static Catalog {
         static CAT: OnceLock<Catalog> = OnceLock::new();

@@ -1877,6 +1877,14 @@ impl<'f, 'p> Ev<'f, 'p> {
                 {
                     self.push_flow(&a.value, a.value.span, out);
                 }
+                // A payment SDK's positional key: `requestPayment(request, key)`, Kotlin
+                // `CreatePaymentRequest.Builder(source, key)`.
+                let owner = receiver.as_deref().and_then(|r| r.path_text());
+                if let Some(i) = cat.sdk_key_arg(owner.as_deref(), name)
+                    && let Some(a) = args.get(i)
+                {
+                    self.push_flow(&a.value, a.value.span, out);
+                }
                 self.param_sinks(receiver.as_deref(), name, args, out);
                 // Helpers that put a fresh key in a sink themselves.
                 let var = match (receiver.as_deref().map(|r| &r.kind), name.as_str()) {
@@ -1927,6 +1935,16 @@ impl<'f, 'p> Ev<'f, 'p> {
             ExprKind::New { ty, args, .. } => {
                 self.args_sinks(args, out);
                 self.constructor_sinks(ty, args, out);
+                // `new CreatePaymentRequest.Builder(source, key)`.
+                let (owner, last) = match ty.rsplit_once('.') {
+                    Some((o, l)) => (Some(o), l),
+                    None => (None, ty.as_str()),
+                };
+                if let Some(i) = cat.sdk_key_arg(owner, last)
+                    && let Some(a) = args.get(i)
+                {
+                    self.push_flow(&a.value, a.value.span, out);
+                }
             }
             ExprKind::Macro { args, .. } => {
                 self.args_sinks(args, out);

@@ -75,6 +75,14 @@ impl SinkGate {
         // Key wrappers are calls (`Idempotent(key)`): matched as a call, not as a word (every
         // HTTP client says which methods are idempotent).
         let wrappers = &cat.sinks.key_wrappers;
+        // Payment SDKs' positional keys are named by their call or type (`requestPayment`,
+        // `CreatePaymentRequest`): whole tokens.
+        let sdk_key_tokens: Vec<&str> = cat
+            .sdks
+            .iter()
+            .flat_map(|s| &s.key_args)
+            .map(|(n, _)| n.split('.').next().unwrap_or(n))
+            .collect();
         // Token by token (identifiers, and words of string literals with their dashes), so
         // that `isIdempotent(); key` does not read as `idempotentkey`: one pass of a DFA over
         // the stems that skips `_`/`-` and starts again at every other non-alphanumeric byte.
@@ -85,7 +93,8 @@ impl SinkGate {
             consts
                 .iter()
                 .copied()
-                .chain(wrappers.iter().map(String::as_str)),
+                .chain(wrappers.iter().map(String::as_str))
+                .chain(sdk_key_tokens.iter().copied()),
         )
         .ok();
         let names_key = |text: &str| -> bool {
@@ -118,6 +127,7 @@ impl SinkGate {
                     && bytes.get(m.end()).is_none_or(|&b| !is_tok(b));
                 whole
                     && (consts.contains(t)
+                        || sdk_key_tokens.contains(&t)
                         || wrappers.iter().any(|w| w == t)
                             && text[m.end()..].trim_start().starts_with('('))
             })

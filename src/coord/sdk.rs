@@ -72,7 +72,7 @@ impl<'p> Sdks<'p> {
         for &si in self.visible(at.unit) {
             let sdk = &self.cat.sdks[si];
             for (ci, c) in sdk.call.iter().enumerate() {
-                if !c.methods.iter().any(|m| m == name) {
+                if args.len() < c.min_args || !c.methods.iter().any(|m| m == name) {
                     continue;
                 }
                 if self.matches(flow, at, sdk, c, receiver.as_deref(), args) {
