@@ -209,7 +209,19 @@ impl Project {
             .iter()
             .filter(|p| p.name != "self")
             .count();
-        n == arity || (n > arity && self.units[r.unit].lang == crate::facts::Lang::Kotlin)
+        n == arity
+            || (n > arity && self.units[r.unit].lang == crate::facts::Lang::Kotlin)
+            || (arity + 1 >= n && self.is_varargs(r))
+    }
+
+    /// Is the last parameter of `r` a Java varargs parameter (`String... parts`)?
+    fn is_varargs(&self, r: FnRef) -> bool {
+        let u = &self.units[r.unit];
+        u.lang == crate::facts::Lang::Java
+            && self.func(r).params.last().is_some_and(|p| {
+                p.ty.as_deref().is_some_and(|t| t.ends_with("[]"))
+                    && u.src.slice(p.span).contains("...")
+            })
     }
 
     /// Methods named `name` with `arity` parameters of type `ty` or of a project type that

@@ -1335,12 +1335,39 @@ impl<'p> Finder<'_, 'p> {
                 _ => None,
             };
             for f in self.flow.call_targets(at, receiver, name, args) {
-                if self.p.func(f).has_body && self.body_sets_key(f) {
+                if self.p.func(f).has_body && self.body_sets_key(f) && !self.key_left_out(f, args) {
                     return true;
                 }
             }
         }
         false
+    }
+
+    /// Does this call of helper `f` leave out its key parameter, whose default is `null`
+    /// (`stripeOptions(connectedAccount = acct)` for
+    /// `fun stripeOptions(idempotencyKey: String? = null, connectedAccount: String? = null)`),
+    /// or pass `null` for it?
+    fn key_left_out(&self, f: FnRef, args: &[crate::facts::Arg]) -> bool {
+        let params = &self.p.func(f).params;
+        let Some(i) = params
+            .iter()
+            .position(|p| self.cat.is_key_variable(&p.name))
+        else {
+            return false;
+        };
+        let param = &params[i];
+        if let Some(a) = args
+            .iter()
+            .find(|a| a.name.as_deref() == Some(param.name.as_str()))
+        {
+            return is_null(&a.value);
+        }
+        let positional: Vec<&crate::facts::Arg> =
+            args.iter().filter(|a| a.name.is_none()).collect();
+        match positional.get(i) {
+            Some(a) => is_null(&a.value),
+            None => param.default.as_ref().is_some_and(is_null),
+        }
     }
 
     /// Does the body of `f` (or its lambdas) mention an idempotency key by name?

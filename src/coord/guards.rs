@@ -807,6 +807,9 @@ fn is_request_building(co: &Coord, at: FnRef, receiver: Option<&Expr>, name: &st
     const BUILT: &[&str] = &[
         "Params", "Request", "Builder", "Options", "Entity", "Body", "Form", "Dto", "Payload",
         "HttpPost", "HttpPut", "Headers", "Command",
+        // A collection made in the function (`metadata.insert("invoice_id", id)`,
+        // `val tags = mutableMapOf(..)`) records nothing.
+        "Map", "Set", "Vec", "List", "MapOf", "SetOf", "ListOf",
     ];
     let mut cur = receiver.map(peel);
     while let Some(x) = cur {
@@ -833,6 +836,12 @@ fn is_request_building(co: &Coord, at: FnRef, receiver: Option<&Expr>, name: &st
                             ExprKind::Call { name, receiver, .. } => {
                                 if matches!(name.as_str(), "builder" | "newBuilder") {
                                     Some("Builder".into())
+                                } else if matches!(
+                                    name.as_str(),
+                                    "new" | "with_capacity" | "default"
+                                ) {
+                                    // `HashMap::new()`, `Vec::with_capacity(n)`.
+                                    receiver.as_deref().and_then(|r| r.path_text())
                                 } else if receiver.is_none() {
                                     Some(name.to_string())
                                 } else {

@@ -97,15 +97,11 @@ impl<'p> Sdks<'p> {
         args: &'p [crate::facts::Arg],
     ) -> bool {
         let unit = at.unit;
-        let is_type = |t: &str| c.types.iter().any(|x| x == t) && self.names_type(unit, sdk, t);
+        let is_type = |t: &str| self.names_type(unit, sdk, &c.types, t);
         match c.style {
             SdkStyle::Static => receiver.map(peel).is_some_and(|r| {
                 matches!(r.kind, ExprKind::Name(_) | ExprKind::Field { .. })
-                    && r.path_text().is_some_and(|p| {
-                        let t = simple_name(&p);
-                        c.types.iter().any(|x| x == t)
-                            && (self.names_type(unit, sdk, t) || qualified_by(sdk, &p))
-                    })
+                    && r.path_text().is_some_and(|p| is_type(&p))
             }),
             SdkStyle::Instance => receiver
                 .and_then(|r| self.value_type(flow, at, r, c))
@@ -140,14 +136,11 @@ impl<'p> Sdks<'p> {
                                 return true;
                             }
                             if c.via.is_none()
-                                && receiver.as_deref().map(peel).is_some_and(|r| {
-                                    r.path_text().is_some_and(|p| {
-                                        let t = simple_name(&p);
-                                        c.types.iter().any(|x| x == t)
-                                            && (self.names_type(unit, sdk, t)
-                                                || qualified_by(sdk, &p))
-                                    })
-                                })
+                                && receiver
+                                    .as_deref()
+                                    .map(peel)
+                                    .and_then(|r| r.path_text())
+                                    .is_some_and(|p| is_type(&p))
                             {
                                 return true;
                             }
@@ -206,24 +199,41 @@ impl<'p> Sdks<'p> {
         }
     }
 
-    /// Does `t`, written in `unit`, name the SDK's type: imported from one of its packages by
-    /// name, or by a wildcard when the project declares no type of that name?
-    fn names_type(&self, unit: usize, sdk: &Sdk, t: &str) -> bool {
+    /// Does `t`, written in `unit`, name one of `types` of the SDK: imported from one of its
+    /// packages by name or under an alias (`import com.stripe.model.Refund as StripeRefund`),
+    /// or by a wildcard when the project declares no type of that name, or qualified
+    /// (`com.stripe.model.Charge`)?
+    fn names_type(&self, unit: usize, sdk: &Sdk, types: &[String], path: &str) -> bool {
+        if qualified_by(sdk, path) {
+            return types.iter().any(|x| x == simple_name(path));
+        }
+        // Qualified by something else (`ledger::Refund`, `com.acme.ledger.Charge`): the
+        // project's type, not the imported one.
+        if path.contains(['.', ':']) {
+            return false;
+        }
+        let t = simple_name(path);
         let u = &self.p.units[unit];
         let mut wildcard = false;
         for i in &u.facts.imports {
             if !imports_sdk(sdk, u.lang, i) {
                 continue;
             }
+            if let Some((orig, alias)) = i.split_once(" as ") {
+                if alias.trim() == t {
+                    return types.iter().any(|x| x == simple_name(orig));
+                }
+                continue;
+            }
             let last = i.rsplit([':', '.']).next().unwrap_or(i);
-            if last == t || i.ends_with(&format!(" as {t}")) {
-                return true;
+            if last == t {
+                return types.iter().any(|x| x == t);
             }
             if last == "*" {
                 wildcard = true;
             }
         }
-        wildcard && self.p.types_named(t).is_empty()
+        wildcard && types.iter().any(|x| x == t) && self.p.types_named(t).is_empty()
     }
 }
 

@@ -285,6 +285,7 @@ impl<'s> Cx<'_, 's> {
     fn import(&mut self, n: Node) {
         let mut path = String::new();
         let mut star = false;
+        let mut alias = None;
         for c in kids(n) {
             match c.kind() {
                 "qualified_identifier" => {
@@ -296,11 +297,19 @@ impl<'s> Cx<'_, 's> {
                     }
                 }
                 "*" => star = true,
+                // `import com.stripe.model.Refund as StripeRefund`: kept as "path as Alias".
+                "identifier" | "simple_identifier" | "type_identifier" if !path.is_empty() => {
+                    alias = Some(self.text(c).trim_matches('`').to_string());
+                }
                 _ => {}
             }
         }
         if star {
             path.push_str(".*");
+        }
+        if let Some(a) = alias {
+            path.push_str(" as ");
+            path.push_str(&a);
         }
         if !path.is_empty() {
             self.lw.facts.imports.push(path);
