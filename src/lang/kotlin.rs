@@ -2321,7 +2321,7 @@ class IdemInterceptor(private val name: String) : Interceptor {
             vec![
                 "okhttp3.Interceptor",
                 "java.util.UUID",
-                "java.util.UUID",
+                "java.util.UUID as U",
                 "okhttp3.*"
             ]
         );
