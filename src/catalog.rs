@@ -83,6 +83,11 @@ pub struct SdkCall {
     /// `sdk.payments().create()...call()` against `sdk.payments().create(request, options)`).
     #[serde(default)]
     pub min_args: usize,
+    /// The provider accepts the call once per object (a capture or confirm of one payment
+    /// intent, paying one invoice, capturing one PayPal order): a repeat fails instead of
+    /// paying twice, so a missing key is not reported (it is still money for IDEM004/IDEM005).
+    #[serde(default)]
+    pub once_per_object: bool,
     /// The call takes the key as an argument when it has at least this many.
     #[serde(default)]
     pub key_arity: Option<usize>,

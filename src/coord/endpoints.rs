@@ -818,7 +818,7 @@ impl<'p> Finder<'_, 'p> {
             let sdk = &self.cat.sdks[m.sdk];
             // A key we cannot see either way (options handed in by a caller we cannot find)
             // is not reported as missing.
-            let has_key = if sdk.key_required {
+            let has_key = if sdk.key_required || sdk.call[m.call].once_per_object {
                 true
             } else if let Some(k) = self.sdk_has_key(at, e, sdk, &sdk.call[m.call], args) {
                 k
