@@ -23,6 +23,43 @@ fn chain_root_expr(e: &Expr) -> &Expr {
     }
 }
 
+/// A call chain as a message names it: whitespace dropped and arguments elided
+/// (`CreatePaymentIntent::new(..).customer(..).send`); a long one keeps its first and last
+/// calls (`CreatePaymentIntent::new(..)...send`).
+fn call_text(src: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0u32;
+    let mut empty = true;
+    for c in src.chars().filter(|c| !c.is_whitespace()) {
+        match c {
+            '(' => {
+                if depth == 0 {
+                    out.push('(');
+                    empty = true;
+                } else {
+                    empty = false;
+                }
+                depth += 1;
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    out.push_str(if empty { ")" } else { "..)" });
+                }
+            }
+            _ if depth == 0 => out.push(c),
+            _ => empty = false,
+        }
+    }
+    if out.len() > 60
+        && let (Some(first), Some(last)) = (out.find(").").map(|i| i + 1), out.rfind('.'))
+        && first < last
+    {
+        return format!("{}...{}", &out[..first], &out[last + 1..]);
+    }
+    out
+}
+
 /// `null`, `None`.
 fn is_null(e: &Expr) -> bool {
     matches!(&peel(e).kind, ExprKind::Lit(l) if l == "null")
@@ -826,10 +863,7 @@ impl<'p> Finder<'_, 'p> {
                 continue;
             };
             let src = &self.p.units[at.unit].src;
-            let text: String = src
-                .slice(Span::new(e.span.start, m.name_span.end))
-                .split_whitespace()
-                .collect();
+            let text = call_text(src.slice(Span::new(e.span.start, m.name_span.end)));
             posts.sites.push(PostSite {
                 at,
                 site: e.span,
@@ -1460,6 +1494,21 @@ mod tests {
             unit: 0,
             span: Span::default(),
         }
+    }
+
+    #[test]
+    fn call_texts_elide_arguments() {
+        assert_eq!(
+            call_text("client.v1()\n    .paymentIntents()\n    .create"),
+            "client.v1().paymentIntents().create"
+        );
+        assert_eq!(call_text("PaymentIntent.create"), "PaymentIntent.create");
+        assert_eq!(
+            call_text(
+                "CreatePaymentIntent::new(amount, Currency::USD).customer(id).payment_method(pm).confirm(true).send"
+            ),
+            "CreatePaymentIntent::new(..)...send"
+        );
     }
 
     #[test]
