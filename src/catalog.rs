@@ -363,22 +363,33 @@ impl Catalog {
     /// The index of the argument that is an idempotency key in a call or construction of
     /// `name` (`requestPayment`, `CreatePaymentRequest.Builder`) with `owner` before it, when a
     /// payment SDK takes its key there.
-    pub fn sdk_key_arg(&self, owner: Option<&str>, name: &str) -> Option<usize> {
-        self.sdks
-            .iter()
-            .flat_map(|s| &s.key_args)
-            .find_map(|(n, i)| {
-                let (o, last) = match n.rsplit_once('.') {
-                    Some((o, l)) => (Some(o), l),
-                    None => (None, n.as_str()),
-                };
-                let owner_ok = match (o, owner) {
-                    (None, _) => true,
-                    (Some(o), Some(w)) => crate::facts::simple_name(w) == o,
-                    (Some(_), None) => false,
-                };
-                (last == name && owner_ok).then_some(*i)
-            })
+    /// `owner` is asked for only when `name` is one of those calls (it may allocate).
+    pub fn sdk_key_arg<S: AsRef<str>>(
+        &self,
+        name: &str,
+        owner: impl FnOnce() -> Option<S>,
+    ) -> Option<usize> {
+        let mut owner = Some(owner);
+        let mut owner_text: Option<Option<S>> = None;
+        for (n, i) in self.sdks.iter().flat_map(|s| &s.key_args) {
+            let (o, last) = match n.rsplit_once('.') {
+                Some((o, l)) => (Some(o), l),
+                None => (None, n.as_str()),
+            };
+            if last != name {
+                continue;
+            }
+            let Some(o) = o else {
+                return Some(*i);
+            };
+            let w = owner_text.get_or_insert_with(|| owner.take().and_then(|f| f()));
+            if w.as_ref()
+                .is_some_and(|w| crate::facts::simple_name(w.as_ref()) == o)
+            {
+                return Some(*i);
+            }
+        }
+        None
     }
 
     /// The built-in catalogue. Parsed once; the embedded files are checked by a unit test.

@@ -1879,8 +1879,8 @@ impl<'f, 'p> Ev<'f, 'p> {
                 }
                 // A payment SDK's positional key: `requestPayment(request, key)`, Kotlin
                 // `CreatePaymentRequest.Builder(source, key)`.
-                let owner = receiver.as_deref().and_then(|r| r.path_text());
-                if let Some(i) = cat.sdk_key_arg(owner.as_deref(), name)
+                if let Some(i) =
+                    cat.sdk_key_arg(name, || receiver.as_deref().and_then(|r| r.path_text()))
                     && let Some(a) = args.get(i)
                 {
                     self.push_flow(&a.value, a.value.span, out);
@@ -1940,7 +1940,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                     Some((o, l)) => (Some(o), l),
                     None => (None, ty.as_str()),
                 };
-                if let Some(i) = cat.sdk_key_arg(owner, last)
+                if let Some(i) = cat.sdk_key_arg(last, || owner)
                     && let Some(a) = args.get(i)
                 {
                     self.push_flow(&a.value, a.value.span, out);

@@ -9,7 +9,15 @@
 use super::words::has;
 use super::{field_binding, innermost_stmt, local_binding, peel, stmt_exprs};
 
-/// The object a call chain starts from: `options` in `options.toBuilder().build()`.
+use crate::catalog::Catalog;
+use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
+use crate::flow::Flow;
+use crate::hash::{HashMap, HashSet};
+use crate::project::{FnRef, Project, walk_expr, walk_stmts};
+
+/// The object a call chain starts from, through calls and fields: `options` in
+/// `options.toBuilder().build()` and in `options.headers.put(..)` (`events::chain_root`
+/// stops at a field).
 fn chain_root_expr(e: &Expr) -> &Expr {
     let mut e = peel(e);
     loop {
@@ -65,11 +73,6 @@ fn is_null(e: &Expr) -> bool {
     matches!(&peel(e).kind, ExprKind::Lit(l) if l == "null")
         || matches!(&peel(e).kind, ExprKind::Name(n) if n == "None")
 }
-use crate::catalog::Catalog;
-use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
-use crate::flow::Flow;
-use crate::hash::{HashMap, HashSet};
-use crate::project::{FnRef, Project, walk_expr, walk_stmts};
 
 #[derive(Clone, Debug)]
 enum Piece {
@@ -628,6 +631,9 @@ struct Finder<'a, 'p> {
     flow: &'a Flow<'p>,
     shaper: Shaper<'p>,
     key_fns: std::cell::RefCell<HashMap<FnRef, bool>>,
+    /// Every call of a name some project function has, by name; built on first use (to find
+    /// the callers of a POST helper or of a function handed SDK options).
+    calls: std::cell::OnceCell<HashMap<&'p str, Vec<(FnRef, &'p Expr)>>>,
 }
 
 /// A helper that POSTs to a URL built from its parameter `param`.
@@ -655,6 +661,7 @@ pub fn find<'p>(
             budget: std::cell::Cell::new(u32::MAX),
         },
         key_fns: Default::default(),
+        calls: Default::default(),
     };
     let mut posts = Posts::default();
     let mut helpers: Vec<Helper> = Vec::new();
@@ -690,28 +697,6 @@ pub fn find<'p>(
     // Callers of helpers, a few levels up (a helper may call another with its own parameter).
     let mut seen: HashSet<(FnRef, usize)> = HashSet::default();
     let mut round = 0;
-    // Calls by name, built once when there are helpers to follow.
-    let mut calls_by_name: HashMap<&str, Vec<(FnRef, &'p Expr)>> = HashMap::default();
-    if !helpers.is_empty() {
-        let wanted: HashSet<&str> = helpers
-            .iter()
-            .filter_map(|h| p.func(h.f).name.as_deref())
-            .collect();
-        for (u, unit) in p.units.iter().enumerate() {
-            for (f, func) in unit.facts.functions.iter().enumerate() {
-                walk_stmts(&func.body, &mut |e| {
-                    if let ExprKind::Call { name, .. } = &e.kind
-                        && (wanted.contains(name.as_str()) || p.count_named(name) > 0)
-                    {
-                        calls_by_name
-                            .entry(name.as_str())
-                            .or_default()
-                            .push((FnRef { unit: u, f }, e));
-                    }
-                });
-            }
-        }
-    }
     while !helpers.is_empty() && round < 3 {
         round += 1;
         let mut next = Vec::new();
@@ -719,7 +704,7 @@ pub fn find<'p>(
             if !seen.insert((h.f, h.param)) {
                 continue;
             }
-            fd.helper_callers(&h, &calls_by_name, &mut posts, &mut next);
+            fd.helper_callers(&h, &mut posts, &mut next);
         }
         helpers = next;
     }
@@ -741,6 +726,32 @@ pub fn find<'p>(
 }
 
 impl<'p> Finder<'_, 'p> {
+    /// The calls named `name` in the project, with the function each is in.
+    fn calls_named(&self, name: &str) -> &[(FnRef, &'p Expr)] {
+        let p = self.p;
+        self.calls
+            .get_or_init(|| {
+                let mut by_name: HashMap<&'p str, Vec<(FnRef, &'p Expr)>> = HashMap::default();
+                for (u, unit) in p.units.iter().enumerate() {
+                    for (f, func) in unit.facts.functions.iter().enumerate() {
+                        walk_stmts(&func.body, &mut |e| {
+                            if let ExprKind::Call { name, .. } = &e.kind
+                                && p.count_named(name) > 0
+                            {
+                                by_name
+                                    .entry(name.as_str())
+                                    .or_default()
+                                    .push((FnRef { unit: u, f }, e));
+                            }
+                        });
+                    }
+                }
+                by_name
+            })
+            .get(name)
+            .map_or(&[], Vec::as_slice)
+    }
+
     fn shape_of(&self, at: FnRef, e: &'p Expr) -> Vec<Piece> {
         self.shaper.budget.set(400);
         let mut out = Vec::new();
@@ -921,24 +932,14 @@ impl<'p> Finder<'_, 'p> {
         }
         let name = outer.name.as_deref()?;
         let mut callers = 0;
-        for (u, unit) in self.p.units.iter().enumerate() {
-            for (f, func) in unit.facts.functions.iter().enumerate() {
-                let caller = FnRef { unit: u, f };
-                let mut sites: Vec<Span> = Vec::new();
-                walk_stmts(&func.body, &mut |x| {
-                    if let ExprKind::Call { name: n, args, .. } = &x.kind
-                        && n == name
-                        && args.len() + 1 >= outer.params.len()
-                        && args.len() <= outer.params.len()
-                    {
-                        sites.push(x.span);
-                    }
-                });
-                for s in sites {
-                    callers += 1;
-                    if self.neighbourhood_has_key(caller, s) {
-                        return Some(true);
-                    }
+        for &(caller, call) in self.calls_named(name) {
+            if let ExprKind::Call { args, .. } = &call.kind
+                && args.len() + 1 >= outer.params.len()
+                && args.len() <= outer.params.len()
+            {
+                callers += 1;
+                if self.neighbourhood_has_key(caller, call.span) {
+                    return Some(true);
                 }
             }
         }
@@ -1168,19 +1169,13 @@ impl<'p> Finder<'_, 'p> {
     }
 
     /// Calls of helper `h` whose argument makes the URL a money endpoint.
-    fn helper_callers(
-        &self,
-        h: &Helper,
-        calls_by_name: &HashMap<&str, Vec<(FnRef, &'p Expr)>>,
-        posts: &mut Posts,
-        next: &mut Vec<Helper>,
-    ) {
+    fn helper_callers(&self, h: &Helper, posts: &mut Posts, next: &mut Vec<Helper>) {
         let Some(name) = self.p.func(h.f).name.as_deref() else {
             return;
         };
         {
             {
-                for &(at, call) in calls_by_name.get(name).into_iter().flatten() {
+                for &(at, call) in self.calls_named(name) {
                     let ExprKind::Call {
                         receiver,
                         name,
