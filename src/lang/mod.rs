@@ -3,6 +3,7 @@
 
 pub mod java;
 pub mod kotlin;
+mod kotlin_patch;
 pub mod rust;
 
 use crate::facts::{FileFacts, FnId, Function, Lang, Span, TypeDecl, TypeId};
@@ -69,7 +70,7 @@ pub fn parse_and_lower(lang: Lang, source: &str) -> Option<Parsed> {
 /// [`parse_and_lower`] without giving back the spare capacity of the facts' lists.
 pub(crate) fn lower_unshrunk(lang: Lang, source: &str) -> Option<Parsed> {
     let patched = match lang {
-        Lang::Kotlin => kotlin_suspend_blocks(source),
+        Lang::Kotlin => kotlin_patch::patch(source),
         _ => None,
     };
     let source = patched.as_deref().unwrap_or(source);
@@ -92,34 +93,6 @@ pub(crate) fn lower_unshrunk(lang: Lang, source: &str) -> Option<Parsed> {
         has_errors,
         too_deep,
     })
-}
-
-/// The Kotlin grammar cannot parse the stdlib call `suspend { .. }` (it reads `suspend` as a
-/// modifier) and its error recovery can take the rest of the file with it. Spelling that one
-/// word as `_uspend` (same length, so every byte offset stays right) makes it the ordinary call
-/// with a trailing lambda that it is.
-fn kotlin_suspend_blocks(source: &str) -> Option<String> {
-    if !source.contains("suspend") {
-        return None;
-    }
-    let bytes = source.as_bytes();
-    let mut out: Option<Vec<u8>> = None;
-    let mut i = 0;
-    while let Some(pos) = source[i..].find("suspend") {
-        let at = i + pos;
-        let end = at + "suspend".len();
-        let word_start =
-            at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
-        let mut j = end;
-        while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
-            j += 1;
-        }
-        if word_start && j < bytes.len() && bytes[j] == b'{' {
-            out.get_or_insert_with(|| bytes.to_vec())[at] = b'_';
-        }
-        i = end;
-    }
-    out.and_then(|b| String::from_utf8(b).ok())
 }
 
 /// Collects ERROR / MISSING node spans without recursion.
@@ -231,12 +204,12 @@ mod tests {
     #[test]
     fn kotlin_suspend_blocks_parse_as_calls() {
         let src = "suspend fun f() = suspend { work() }.retrying(3)\nval x = suspendable {}\n";
-        let patched = kotlin_suspend_blocks(src).unwrap();
+        let patched = kotlin_patch::patch(src).unwrap();
         assert_eq!(patched.len(), src.len(), "offsets are kept");
         assert!(patched.starts_with("suspend fun f() = _uspend { work() }"));
         assert!(patched.contains("suspendable {}"), "only the whole word");
         let parsed = parse_and_lower(Lang::Kotlin, src).unwrap();
         assert!(!parsed.has_errors);
-        assert!(kotlin_suspend_blocks("fun f() {}").is_none());
+        assert!(kotlin_patch::patch("fun f() {}").is_none());
     }
 }
