@@ -7,7 +7,7 @@
 //! name — so a function whose text (and whose callees' names) carry none of these cannot set a
 //! key, and calls to it need no summary. The gate is a superset: a false member only costs time.
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, normalise};
 use crate::facts::{ExprKind, simple_name};
 use crate::hash::HashSet;
 use crate::project::{FnRef, Project, walk_stmts};
@@ -24,14 +24,6 @@ pub struct SinkGate {
     /// Units that name a key or call a function declared in a unit that does (or one that
     /// passes the gate): only these can hold a key sink.
     unit_may_flow: Vec<bool>,
-}
-
-/// Lower case, letters and digits only (how the catalogue compares key names).
-fn normalise(s: &str) -> String {
-    s.chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
 }
 
 impl SinkGate {
@@ -103,15 +95,39 @@ impl SinkGate {
                 return true; // cannot happen for the catalogue's stems; stay conservative
             };
             if let Ok(start) = dfa.start_state(Anchored::No) {
+                // Letters and digits lower-cased as the catalogue's `normalise` does, so that a
+                // configured `Zahlungs-Schlüssel` is found in `"Zahlungs-Schlüssel"`: ASCII byte
+                // by byte, any other character decoded and fed as its lower-case UTF-8 bytes.
                 let mut sid = start;
-                for &b in bytes {
-                    if b.is_ascii_alphanumeric() {
-                        sid = dfa.next_state(Anchored::No, sid, b.to_ascii_lowercase());
+                let mut k = 0;
+                while k < bytes.len() {
+                    let b = bytes[k];
+                    if b.is_ascii() {
+                        k += 1;
+                        if b.is_ascii_alphanumeric() {
+                            sid = dfa.next_state(Anchored::No, sid, b.to_ascii_lowercase());
+                            if dfa.is_match(sid) {
+                                return true;
+                            }
+                        } else if b != b'_' && b != b'-' {
+                            sid = start;
+                        }
+                        continue;
+                    }
+                    let c = text[k..].chars().next().unwrap_or(' ');
+                    k += c.len_utf8().max(1);
+                    if !c.is_alphanumeric() {
+                        sid = start;
+                        continue;
+                    }
+                    let mut buf = [0u8; 4];
+                    for lc in c.to_lowercase() {
+                        for &lb in lc.encode_utf8(&mut buf).as_bytes() {
+                            sid = dfa.next_state(Anchored::No, sid, lb);
+                        }
                         if dfa.is_match(sid) {
                             return true;
                         }
-                    } else if b != b'_' && b != b'-' {
-                        sid = start;
                     }
                 }
             } else {

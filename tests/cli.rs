@@ -550,3 +550,78 @@ fn demo_reports_what_its_readme_says() {
     .collect();
     assert_eq!(got, want);
 }
+
+/// A configured header name outside ASCII is found in every language: the gate that picks the
+/// files to analyse and the catalogue's matcher normalise names the same way (both once dropped
+/// `ü`, and the gate then never matched). An unconfigured name next to it stays clean.
+#[test]
+fn configured_non_ascii_header_names_are_reported() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "idemlint.toml",
+        "[catalog]\nidempotency-headers = [\"Zahlungs-Schlüssel\"]\n",
+    );
+    write(
+        d.path(),
+        "src/main/java/shop/Pay.java",
+        r#"package shop;
+
+import java.util.UUID;
+import org.springframework.http.HttpEntity;
+import org.springframework.http.HttpHeaders;
+import org.springframework.retry.annotation.Retryable;
+import org.springframework.web.client.RestTemplate;
+
+public class Pay {
+    private final RestTemplate rest = new RestTemplate();
+
+    @Retryable
+    public void charge(String order) {
+        HttpHeaders h = new HttpHeaders();
+        h.set("Zahlungs-Schlüssel", UUID.randomUUID().toString());
+        h.set("Zahlungs-Referenz", UUID.randomUUID().toString());
+        rest.postForEntity("https://api.psp.example/v1/charges", new HttpEntity<>(order, h), String.class);
+    }
+}
+"#,
+    );
+    write(
+        d.path(),
+        "src/main/kotlin/shop/KeyInterceptor.kt",
+        r#"package shop
+
+import java.util.UUID
+import okhttp3.Interceptor
+import okhttp3.Response
+
+class KeyInterceptor : Interceptor {
+    override fun intercept(chain: Interceptor.Chain): Response =
+        chain.proceed(
+            chain.request().newBuilder()
+                .header("ZAHLUNGS-SCHLÜSSEL", UUID.randomUUID().toString())
+                .header("Zahlungs-Referenz", UUID.randomUUID().toString())
+                .build()
+        )
+}
+"#,
+    );
+    let o = idemlint(d.path(), &["check", "--format", "github"]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("file=src/main/java/shop/Pay.java,line=15,col=37")
+            && out.contains("title=IDEM002"),
+        "{out}"
+    );
+    assert!(
+        out.contains("file=src/main/kotlin/shop/KeyInterceptor.kt,line=11,col=47")
+            && out.contains("title=IDEM001"),
+        "{out}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("::")).count(),
+        2,
+        "{out}"
+    );
+}
