@@ -679,7 +679,7 @@ impl<'p> Flow<'p> {
             if !same_file.is_empty() {
                 return (same_file, false);
             }
-            return (self.unique(name, arity), false);
+            return (self.unique(at, name, arity), false);
         }
         let path_type = receiver
             .and_then(|r| r.path_text())
@@ -692,7 +692,7 @@ impl<'p> Flow<'p> {
             && receiver.is_some_and(|r| r.path_text().is_none())
         {
             let ext: Vec<FnRef> = self
-                .unique(name, arity)
+                .unique(at, name, arity)
                 .into_iter()
                 .filter(|r| {
                     self.p
@@ -708,7 +708,7 @@ impl<'p> Flow<'p> {
             let (fns, all_must_agree) = self.typed_callees(t, name, arity);
             return (fns.to_vec(), all_must_agree);
         }
-        (self.unique(name, arity), false)
+        (self.unique(at, name, arity), false)
     }
 
     /// Callees of `name` on a receiver of type `t`: the type's own implementation when it has
@@ -774,11 +774,20 @@ impl<'p> Flow<'p> {
 
     /// The one project function called `name`, when there is exactly one and the name is not
     /// a generic one.
-    fn unique(&self, name: &str, arity: usize) -> Vec<FnRef> {
-        if GENERIC_NAMES.contains(&name) || self.p.count_named(name) != 1 {
+    fn unique(&self, at: FnRef, name: &str, arity: usize) -> Vec<FnRef> {
+        if GENERIC_NAMES.contains(&name) {
             return Vec::new();
         }
-        self.p.resolve(name, arity).collect()
+        match self.p.count_named(name) {
+            0 => Vec::new(),
+            1 => self.p.resolve(name, arity).collect(),
+            _ => self
+                .p
+                .declared_for(at.unit, name)
+                .filter(|r| self.p.arity_ok(*r, arity))
+                .into_iter()
+                .collect(),
+        }
     }
 }
 

@@ -274,6 +274,78 @@ impl Project {
             .collect()
     }
 
+    /// When several project functions are named `name`, the one a call from `unit` names: the
+    /// only one in the caller's build module (a Rust crate, a Maven or Gradle module: two
+    /// copies of a module in one repository), or, in Rust, the one the caller's `use` brings in
+    /// (`use crate::v2::lock::acquire_lock`, `use super::lock::acquire_lock`). `None` when that
+    /// does not single one out.
+    pub fn declared_for(&self, unit: usize, name: &str) -> Option<FnRef> {
+        let all = self.index.fns_by_name.get(name)?;
+        let (root, _) = module_root(&self.units[unit].src.path)?;
+        let mine: Vec<FnRef> = all
+            .iter()
+            .copied()
+            .filter(|r| module_root(&self.units[r.unit].src.path).is_some_and(|(o, _)| o == root))
+            .collect();
+        if let [only] = mine[..] {
+            return Some(only);
+        }
+        if self.units[unit].lang != Lang::Rust {
+            return None;
+        }
+        let module = self.imported_module(unit, name)?;
+        let hits: Vec<FnRef> = mine
+            .into_iter()
+            .filter(|r| {
+                module_root(&self.units[r.unit].src.path)
+                    .is_some_and(|(_, m)| m == module || m.strip_suffix("/mod") == Some(&module))
+            })
+            .collect();
+        match hits[..] {
+            [only] => Some(only),
+            _ => None,
+        }
+    }
+
+    /// The module path (as `a/lock`, within the crate's `src/`) that a Rust unit's
+    /// `use crate::a::lock::name` / `use super::lock::name` / `use self::lock::name` imports
+    /// `name` from.
+    fn imported_module(&self, unit: usize, name: &str) -> Option<String> {
+        let u = &self.units[unit];
+        let (_, here) = module_root(&u.src.path)?;
+        // The caller's own module directory: `src/a/b.rs` and `src/a/b/mod.rs` are `a/b`.
+        let here = here.strip_suffix("/mod").unwrap_or(&here).to_string();
+        let tail = format!("::{name}");
+        let path = u
+            .facts
+            .imports
+            .iter()
+            .find_map(|i| i.strip_suffix(tail.as_str()))?;
+        let mut parts = path.split("::");
+        let mut module: Vec<&str> = match parts.next()? {
+            "crate" => Vec::new(),
+            "self" => here
+                .split('/')
+                .filter(|s| !s.is_empty() && *s != "main" && *s != "lib")
+                .collect(),
+            "super" => {
+                let mut m: Vec<&str> = here.split('/').filter(|s| !s.is_empty()).collect();
+                m.pop();
+                m
+            }
+            _ => return None,
+        };
+        for p in parts {
+            match p {
+                "super" => {
+                    module.pop();
+                }
+                p => module.push(p),
+            }
+        }
+        Some(module.join("/"))
+    }
+
     /// How many project functions are named `name` (any arity).
     /// Project types with this simple name.
     pub fn types_named(&self, name: &str) -> &[TypeRef] {
@@ -901,4 +973,62 @@ pub fn call_names(unit: &Unit) -> Vec<(FnId, Vec<&str>)> {
         }
     }
     out
+}
+
+/// The build module a source file belongs to and its module path inside it, from the file's
+/// path: a Rust crate is the directory above its `src/` (`a/src/billing/payouts.rs` is
+/// `("a", "billing/payouts")`); a Maven or Gradle module the directory above `src/main/<lang>/`
+/// or `src/test/<lang>/`. `None` for other layouts.
+pub fn module_root(path: &std::path::Path) -> Option<(String, String)> {
+    let s = path.to_str()?.replace('\\', "/");
+    let s = s.strip_prefix("./").unwrap_or(&s);
+    let no_ext = s.rsplit_once('.').map_or(s, |(a, _)| a);
+    let (root, rest) = if let Some(i) = no_ext
+        .rfind("/src/main/")
+        .or_else(|| no_ext.rfind("/src/test/"))
+    {
+        let rest = &no_ext[i + "/src/main/".len()..];
+        (&no_ext[..i], rest.split_once('/').map_or(rest, |(_, r)| r))
+    } else if let Some(r) = no_ext
+        .strip_prefix("src/main/")
+        .or_else(|| no_ext.strip_prefix("src/test/"))
+    {
+        ("", r.split_once('/').map_or(r, |(_, r)| r))
+    } else if let Some(i) = no_ext.rfind("/src/") {
+        (&no_ext[..i], &no_ext[i + "/src/".len()..])
+    } else if let Some(r) = no_ext.strip_prefix("src/") {
+        ("", r)
+    } else {
+        return None;
+    };
+    Some((root.to_string(), rest.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::module_root;
+    use std::path::Path;
+
+    #[test]
+    fn module_roots_from_paths() {
+        let m = |p: &str| module_root(Path::new(p)).map(|(a, b)| format!("{a}|{b}"));
+        assert_eq!(
+            m("a/src/billing/payouts.rs").as_deref(),
+            Some("a|billing/payouts")
+        );
+        assert_eq!(m("./src/lock.rs").as_deref(), Some("|lock"));
+        assert_eq!(
+            m("svc/b/src/sweeps/v2/mod.rs").as_deref(),
+            Some("svc/b|sweeps/v2/mod")
+        );
+        assert_eq!(
+            m("billing/src/main/java/com/acme/Pay.java").as_deref(),
+            Some("billing|com/acme/Pay")
+        );
+        assert_eq!(
+            m("src/test/kotlin/com/acme/PayTest.kt").as_deref(),
+            Some("|com/acme/PayTest")
+        );
+        assert_eq!(m("Pay.java"), None);
+    }
 }
