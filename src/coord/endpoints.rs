@@ -133,10 +133,14 @@ impl Posts {
         self.declared.get(&f).map(|&i| &self.sites[i])
     }
 
-    /// A project interceptor that puts a key on requests of this site's client.
-    pub fn covered_by_interceptor(&self, s: &PostSite) -> Option<FnRef> {
+    /// A project interceptor that puts a key on requests of this site's client: one of the
+    /// client's framework (any, when the client is not known), written for the same platform
+    /// (a Rust middleware never runs for a JVM client, nor the other way round).
+    pub fn covered_by_interceptor(&self, p: &Project, s: &PostSite) -> Option<FnRef> {
+        let jvm = |u: usize| p.units[u].lang != crate::facts::Lang::Rust;
         self.key_interceptors
             .iter()
+            .filter(|(f, _)| jvm(f.unit) == jvm(s.at.unit))
             .find(|(_, fw)| match s.families {
                 None => true,
                 Some(fams) => fams.iter().any(|f| fw == f),

@@ -15,7 +15,7 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
     for s in &co.shared.posts.sites {
         // A project interceptor of this client sets the key on every request.
         if s.has_key
-            || co.shared.posts.covered_by_interceptor(s).is_some()
+            || co.shared.posts.covered_by_interceptor(co.p, s).is_some()
             || !seen.insert(s.literal)
         {
             continue;
