@@ -1958,6 +1958,14 @@ impl<'f, 'p> Ev<'f, 'p> {
             ExprKind::Macro { args, .. } => {
                 self.args_sinks(args, out);
             }
+            // A name/value pair for a list of headers: Rust `("Idempotency-Key", key)`.
+            ExprKind::Other(parts)
+                if parts.len() == 2
+                    && self.is_key_name_expr(&parts[0])
+                    && !self.is_key_name_expr(&parts[1]) =>
+            {
+                self.push_flow(&parts[1], parts[1].span, out);
+            }
             _ => {}
         }
     }

@@ -1263,6 +1263,11 @@ impl<'p> Finder<'_, 'p> {
             crate::flow::walk_lets(&func.body, &mut |b| {
                 locals.insert(b.name.as_str());
             });
+            walk_stmts(&func.body, &mut |x| {
+                if let ExprKind::Loop { vars, .. } = &x.kind {
+                    locals.extend(vars.iter().map(String::as_str));
+                }
+            });
         }
         let mut names: Vec<String> = Vec::new();
         if let crate::facts::Stmt::Let(b) = seed {
@@ -1305,12 +1310,17 @@ impl<'p> Finder<'_, 'p> {
             for g in &fns {
                 let body = &self.p.func(*g).body;
                 let mut hits: Vec<Span> = Vec::new();
-                walk_stmts(body, &mut |x| {
-                    if let ExprKind::Name(n) = &x.kind
-                        && has(&new_names, n)
-                    {
-                        hits.push(x.span);
-                    }
+                walk_stmts(body, &mut |x| match &x.kind {
+                    ExprKind::Name(n) if has(&new_names, n) => hits.push(x.span),
+                    // `for (k, v) in headers { req = req.header(k, v) }`: what the loop
+                    // variables come from.
+                    ExprKind::Loop {
+                        kind: crate::facts::LoopKind::ForEach,
+                        vars,
+                        header,
+                        ..
+                    } if vars.iter().any(|v| has(&new_names, v)) => exprs.extend(header.iter()),
+                    _ => {}
                 });
                 crate::flow::walk_lets(body, &mut |b| {
                     if new_names.contains(&b.name)
