@@ -91,6 +91,10 @@ pub struct SdkCall {
     /// The call takes the key as an argument when it has at least this many.
     #[serde(default)]
     pub key_arity: Option<usize>,
+    /// What the provider does with a second, keyless call (for messages): "creates a second
+    /// payment intent, ..."; by default it charges, refunds or pays out twice.
+    #[serde(default)]
+    pub repeat: Option<String>,
 }
 
 /// `coordination.toml`: schedulers, money-moving calls and endpoints, locks and claims.

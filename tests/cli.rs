@@ -625,3 +625,57 @@ class KeyInterceptor : Interceptor {
         "{out}"
     );
 }
+
+/// The SDK messages say what a keyless repeat does for that call: a second payment intent is
+/// not a second charge until it is confirmed; a refund is simply paid twice.
+#[test]
+fn sdk_messages_say_what_a_repeat_does() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "src/main/java/shop/Checkout.java",
+        r#"package shop;
+
+import com.stripe.exception.StripeException;
+import com.stripe.model.PaymentIntent;
+import com.stripe.model.Refund;
+import com.stripe.param.PaymentIntentCreateParams;
+import com.stripe.param.RefundCreateParams;
+
+public class Checkout {
+    public PaymentIntent start(long amount) throws StripeException {
+        return PaymentIntent.create(PaymentIntentCreateParams.builder().setAmount(amount).setCurrency("eur").build());
+    }
+
+    public Refund refund(String pi) throws StripeException {
+        return Refund.create(RefundCreateParams.builder().setPaymentIntent(pi).build());
+    }
+}
+"#,
+    );
+    let o = idemlint(d.path(), &["check", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let msgs: Vec<(u64, String)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["start"]["line"].as_u64().unwrap(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert!(
+        msgs[0].0 == 11 && msgs[0].1.contains("Stripe creates a second payment intent"),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs[1].0 == 15
+            && msgs[1]
+                .1
+                .contains("Stripe charges, refunds or pays out twice"),
+        "{msgs:?}"
+    );
+}

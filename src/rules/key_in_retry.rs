@@ -97,14 +97,18 @@ pub fn check_sdk(ctx: &Ctx, co: &crate::coord::Coord, out: &mut Vec<Finding>) {
             continue;
         };
         let sdk = &co.cat.sdks[m.sdk];
+        let repeat = match &sdk.call[m.call].repeat {
+            Some(r) => format!("each retried call {r}"),
+            None => "a retried payment is a new payment".into(),
+        };
         out.push(Finding {
             code: CODE_DIRECT,
             unit: s.at.unit,
             span: m.name_span,
             label: "a new payment on every attempt".into(),
             message: format!(
-                "`{}` moves money through {} with no idempotency key inside a retry scope: every attempt is a new request to {}, so a retried payment is a new payment; {}",
-                s.endpoint, sdk.name, sdk.provider, sdk.no_key
+                "`{}` moves money through {} with no idempotency key inside a retry scope: every attempt is a new request to {}, so {}; {}",
+                s.endpoint, sdk.name, sdk.provider, repeat, sdk.no_key
             ),
             labels: vec![Label {
                 unit: scope.anchor_unit,

@@ -76,14 +76,18 @@ fn sdk_finding(
     m: crate::coord::sdk::SdkMatch,
 ) -> Finding {
     let sdk = &co.cat.sdks[m.sdk];
+    let repeat = sdk.call[m.call]
+        .repeat
+        .as_deref()
+        .unwrap_or("charges, refunds or pays out twice");
     Finding {
         code: CODE,
         unit: s.at.unit,
         span: m.name_span,
         label: format!("{} money call without an idempotency key", sdk.provider),
         message: format!(
-            "`{}` moves money through {} with no idempotency key: when the response is lost (timeout, reset connection) and the call is made again by a retry, a re-run job or another replica, {} charges, refunds or pays out twice; {}",
-            s.endpoint, sdk.name, sdk.provider, sdk.no_key
+            "`{}` moves money through {} with no idempotency key: when the response is lost (timeout, reset connection) and the call is made again by a retry, a re-run job or another replica, {} {}; {}",
+            s.endpoint, sdk.name, sdk.provider, repeat, sdk.no_key
         ),
         labels: Vec::new(),
         note: None,
