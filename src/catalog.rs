@@ -294,6 +294,22 @@ pub struct Sinks {
     pub key_wrappers: Vec<String>,
     pub header_name_constructors: Vec<String>,
     pub memoizers: Vec<String>,
+    pub local_uses: LocalUses,
+}
+
+/// Uses that keep a value inside the service (`crate::outbound`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocalUses {
+    /// Suffixes of a receiver's declared type (`OutboxRepository`, `JdbcTemplate`).
+    pub receiver_types: Vec<String>,
+    /// Calls, by name, whose arguments stay local (`save`, `equals`, `publishEvent`).
+    pub methods: Vec<String>,
+    pub method_prefixes: Vec<String>,
+    /// Rust logging macros.
+    pub macros: Vec<String>,
+    /// Calls and macros that only build a value from their arguments (`Map.of`, `format!`).
+    pub value_calls: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

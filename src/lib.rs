@@ -18,6 +18,7 @@ pub mod gate;
 pub mod hash;
 pub mod lang;
 pub mod needles;
+pub mod outbound;
 pub mod project;
 pub mod report;
 pub mod rules;

@@ -330,6 +330,16 @@ pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mu
     if want001 {
         key_in_interceptor::check(ctx, &flows, out);
     }
+    // Outside interceptors (whose keys go on the request they intercept), a value that never
+    // leaves the service is not an idempotency key of a request.
+    if want002 || want003 || want008 {
+        // (A helper that sets a key itself is judged where it sets it.)
+        flows.retain(|fl| {
+            fl.kind == crate::flow::FlowKind::HelperSetsKey
+                || ctx.interceptor_of(fl.taint.at).is_some()
+                || !crate::outbound::stays_local(ctx.p, flow, ctx.cat, fl)
+        });
+    }
     if want002 || want003 {
         key_in_retry::check(ctx, &flows, want002, want003, out);
     }
