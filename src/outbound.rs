@@ -31,10 +31,43 @@ enum Parent<'p> {
 const MAX_CARRIERS: usize = 16;
 const MAX_USES: usize = 256;
 
+/// Project functions followed below the sink, at most (a key handed to a helper is judged by
+/// what the helper does with its parameter).
+const MAX_DEPTH: usize = 3;
+
+/// Where a walk starts: the sink of a key flow, or a parameter of a helper the key is handed to.
+enum Seed<'s> {
+    Sink(crate::facts::Span),
+    Param(&'s str),
+}
+
+/// Helpers' parameters already judged: (function, parameter) → stays local.
+type Memo = HashMap<(FnRef, String), bool>;
+
 /// True when the key of `fl` never leaves the service: every use of it (and of what carries
 /// it) is a local use.
 pub fn stays_local(p: &Project, flow: &Flow, cat: &Catalog, fl: &KeyFlow) -> bool {
-    let root = p.outermost(fl.sink_fn);
+    let mut memo = Memo::default();
+    local_from(
+        p,
+        flow,
+        cat,
+        p.outermost(fl.sink_fn),
+        Seed::Sink(fl.sink),
+        0,
+        &mut memo,
+    )
+}
+
+fn local_from(
+    p: &Project,
+    flow: &Flow,
+    cat: &Catalog,
+    root: FnRef,
+    seed: Seed,
+    depth: usize,
+    memo: &mut Memo,
+) -> bool {
     let fns = p.with_nested(root);
     let mut parents: HashMap<usize, Parent> = HashMap::default();
     let mut lets: Vec<&Binding> = Vec::new();
@@ -65,16 +98,26 @@ pub fn stays_local(p: &Project, flow: &Flow, cat: &Catalog, fl: &KeyFlow) -> boo
         cat,
         parents: &parents,
         carriers: Vec::new(),
+        depth,
+        memo,
     };
     // The sink: a local's name (`String idempotencyKey = ..`), or the value handed to a call,
-    // an assignment or a constructor.
-    let start = if let Some(b) = lets.iter().find(|b| b.name_span == fl.sink) {
-        w.carriers.push(b.name.clone());
-        None
-    } else {
-        match all.iter().find(|(_, e)| e.span == fl.sink) {
-            Some(x) => Some(*x),
-            None => return false,
+    // an assignment or a constructor; or a helper's parameter.
+    let start = match seed {
+        Seed::Param(name) => {
+            w.carriers.push(name.to_string());
+            None
+        }
+        Seed::Sink(sink) => {
+            if let Some(b) = lets.iter().find(|b| b.name_span == sink) {
+                w.carriers.push(b.name.clone());
+                None
+            } else {
+                match all.iter().find(|(_, e)| e.span == sink) {
+                    Some(x) => Some(*x),
+                    None => return false,
+                }
+            }
         }
     };
     if let Some((g, e)) = start {
@@ -180,9 +223,78 @@ struct Walk<'a, 'p> {
     cat: &'p Catalog,
     parents: &'a HashMap<usize, Parent<'p>>,
     carriers: Vec<String>,
+    depth: usize,
+    memo: &'a mut Memo,
 }
 
 impl<'p> Walk<'_, 'p> {
+    /// The key handed to a project function as argument `e` of `call`: true when every
+    /// function the call may run keeps that parameter inside the service; `None` when the
+    /// call runs no project function with a body.
+    fn helper_keeps(&mut self, g: FnRef, call: &'p Expr, e: &'p Expr) -> Option<bool> {
+        let ExprKind::Call {
+            receiver,
+            name,
+            args,
+        } = &call.kind
+        else {
+            return None;
+        };
+        let targets: Vec<FnRef> = self
+            .flow
+            .call_targets(g, receiver.as_deref(), name, args)
+            .into_iter()
+            .filter(|t| self.p.func(*t).has_body)
+            .collect();
+        if targets.is_empty() {
+            return None;
+        }
+        let at = args.iter().position(|a| std::ptr::eq(&a.value, e))?;
+        let arg = &args[at];
+        for t in targets {
+            let params = &self.p.func(t).params;
+            let param = match &arg.name {
+                Some(n) => params.iter().find(|q| q.name == *n),
+                None => {
+                    // A Rust method's `self` is its receiver, not an argument.
+                    let skip = usize::from(
+                        receiver.is_some() && params.first().is_some_and(|q| q.name == "self"),
+                    );
+                    params.get(at + skip)
+                }
+            };
+            let Some(param) = param else {
+                return Some(false);
+            };
+            if self.depth >= MAX_DEPTH {
+                return Some(false);
+            }
+            let key = (t, param.name.clone());
+            let ok = match self.memo.get(&key) {
+                Some(v) => *v,
+                None => {
+                    // A cycle back here is not evidence of staying local.
+                    self.memo.insert(key.clone(), false);
+                    let v = local_from(
+                        self.p,
+                        self.flow,
+                        self.cat,
+                        t,
+                        Seed::Param(&param.name),
+                        self.depth + 1,
+                        self.memo,
+                    );
+                    self.memo.insert(key, v);
+                    v
+                }
+            };
+            if !ok {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
+
     fn carry(&mut self, name: &str) {
         if !self.carriers.iter().any(|c| c == name) {
             self.carriers.push(name.to_string());
@@ -193,17 +305,15 @@ impl<'p> Walk<'_, 'p> {
     /// carries it).
     fn assigned(&mut self, g: FnRef, target: &'p Expr) -> bool {
         let n = match &target.kind {
-            ExprKind::Name(n) => n,
+            // A local (not a field): it now holds the value.
+            ExprKind::Name(n) if self.is_local(g, n) => n,
             // `event.idempotencyKey = key` on an object this function made.
             ExprKind::Field { receiver, .. } => match &receiver.kind {
-                ExprKind::Name(n) => n,
+                ExprKind::Name(n) if self.owns(g, n) => n,
                 _ => return false,
             },
             _ => return false,
         };
-        if !self.owns(g, n) {
-            return false;
-        }
         let n = n.clone();
         self.carry(&n);
         true
@@ -261,6 +371,23 @@ impl<'p> Walk<'_, 'p> {
                         e = x;
                         continue;
                     }
+                    // A Kotlin constructor call `RefundCommand(key, ..)`: the object carries it.
+                    if receiver.is_none()
+                        && name.starts_with(char::is_uppercase)
+                        && !self.p.types_named(name).is_empty()
+                    {
+                        e = x;
+                        continue;
+                    }
+                    // Handed to a project function (not a setter on an object made here, which
+                    // then carries it): what it does with its parameter decides.
+                    let on_owned = matches!(
+                        receiver.as_deref().map(|r| &r.kind),
+                        Some(ExprKind::Name(n)) if self.owns(g, n)
+                    );
+                    if !on_owned && let Some(keeps) = self.helper_keeps(g, x, e) {
+                        return keeps;
+                    }
                     match receiver.as_deref() {
                         Some(r) if self.local_receiver(g, r) => return true,
                         // `headers.set(NAME, key)`, `event.setIdempotencyKey(key)`,
@@ -281,12 +408,12 @@ impl<'p> Walk<'_, 'p> {
                         {
                             e = x;
                         }
-                        // `listOf(key)`, `mapOf(NAME to key)`: not a project function; a
-                        // Kotlin constructor call `LedgerEntry(key, ..)`.
+                        // `Command.builder().idempotencyKey(key)`, `new Event().withKey(key)`: a
+                        // builder made here carries it.
+                        Some(r) if made_here(r) => e = x,
+                        // `listOf(key)`, `mapOf(NAME to key)`: not a project function.
                         None if self.p.count_named(name) == 0
-                            && local.value_calls.iter().any(|v| v == name.as_str())
-                            || name.starts_with(char::is_uppercase)
-                                && !self.p.types_named(name).is_empty() =>
+                            && local.value_calls.iter().any(|v| v == name.as_str()) =>
                         {
                             e = x;
                         }
@@ -323,6 +450,9 @@ impl<'p> Walk<'_, 'p> {
                 ExprKind::Assign { target, value, .. } if std::ptr::eq(&**value, e) => {
                     return self.assigned(g, target);
                 }
+                // An exception: it unwinds this service's own stack (at most it becomes a
+                // response to the caller), it is not a request.
+                ExprKind::Throw(_) => return true,
                 // The target of an assignment, a condition, an index: not a value passed on.
                 ExprKind::Assign { .. } | ExprKind::Index { .. } => return true,
                 ExprKind::If { cond, .. } if std::ptr::eq(&**cond, e) => return true,
@@ -330,6 +460,19 @@ impl<'p> Walk<'_, 'p> {
                 _ => return false,
             }
         }
+    }
+
+    /// A local or parameter of the function the walk is in (not a field).
+    fn is_local(&self, g: FnRef, n: &str) -> bool {
+        let root = self.p.outermost(g);
+        self.p.with_nested(root).iter().any(|f| {
+            let func = self.p.func(*f);
+            func.params.iter().any(|q| q.name == n) || {
+                let mut yes = false;
+                crate::flow::walk_lets(&func.body, &mut |b| yes |= b.name == n);
+                yes
+            }
+        })
     }
 
     /// A local of the function the walk is in that holds an object made there (`new
@@ -407,5 +550,25 @@ impl<'p> Walk<'_, 'p> {
             .receiver_types
             .iter()
             .any(|s| t.ends_with(s.as_str()))
+    }
+}
+
+/// A fluent chain rooted at an object made right there: `X.builder()..`, `new X(..)..`,
+/// Kotlin `X(..)..`.
+fn made_here(mut e: &Expr) -> bool {
+    loop {
+        match &e.kind {
+            ExprKind::New { .. } => return true,
+            ExprKind::Call { receiver, name, .. } => match receiver.as_deref() {
+                None => return name.starts_with(char::is_uppercase),
+                Some(r) => {
+                    if let Some(t) = r.path_text() {
+                        return simple_name(&t).starts_with(char::is_uppercase);
+                    }
+                    e = r;
+                }
+            },
+            _ => return false,
+        }
     }
 }
