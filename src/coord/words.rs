@@ -73,7 +73,19 @@ pub fn is_money_name(cat: &Catalog, name: &str) -> bool {
         // `InputStream.transferTo(out)`.
         return false;
     }
-    if w.iter().any(|x| has(&m.verbs, x)) {
+    let hits: Vec<&String> = w.iter().filter(|x| has(&m.verbs, x)).collect();
+    if let [only] = hits[..] {
+        // `retryableFailedCharges()`, `pendingPayouts()`: a plural at the end of a phrase that
+        // starts with no verb names things (a query), not an action.
+        let verb_first =
+            has(&m.actions, first) || has(&m.verbs, first) || has(&m.first_verbs, first);
+        let noun_phrase = w.len() > 1
+            && w.last() == Some(only)
+            && only.ends_with('s')
+            && !verb_first;
+        return !noun_phrase;
+    }
+    if !hits.is_empty() {
         return true;
     }
     if has(&m.first_verbs, first) {
@@ -176,12 +188,18 @@ mod tests {
             "capturePayment",
             "create_payout",
             "processPayment",
+            "retryInvoicePayment",
+            "retryFailedCharges",
+            "settleCharges",
         ] {
             assert!(is_money_name(cat, n), "{n}");
         }
         for n in [
             "getCharge",
             "findCharges",
+            "retryableFailedCharges",
+            "pendingPayouts",
+            "overdueRefunds",
             "listRefunds",
             "recordCharge",
             "markBilled",
