@@ -191,6 +191,21 @@ impl<'p> Coord<'p> {
                 {
                     out.push(i.span);
                 }
+                // Rust `let Some(guard) = try_lock(..).await? else { return .. };`: the
+                // pattern tests the value (let-else lowers to the value and the else block).
+                if let Some(Expr {
+                    kind: ExprKind::Other(parts),
+                    ..
+                }) = &b.init
+                    && let [value, else_block] = &parts[..]
+                    && matches!(else_block.kind, ExprKind::Block(_))
+                {
+                    walk_expr(value, &mut |x| {
+                        if matches!(x.kind, ExprKind::Call { .. } | ExprKind::Macro { .. }) {
+                            out.push(x.span);
+                        }
+                    });
+                }
             });
         }
         let rc = std::rc::Rc::new(out);
