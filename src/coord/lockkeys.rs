@@ -526,7 +526,7 @@ fn is_class_literal(e: &Expr) -> bool {
         || matches!(&e.kind, ExprKind::MethodRef { name, .. } if name == "class")
 }
 
-fn mentions_nx(e: &Expr) -> bool {
+pub(crate) fn mentions_nx(e: &Expr) -> bool {
     let mut yes = false;
     walk_expr(e, &mut |x| match &x.kind {
         ExprKind::Call { name, .. } | ExprKind::Field { name, .. } | ExprKind::Name(name)
