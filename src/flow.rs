@@ -708,6 +708,15 @@ impl<'p> Flow<'p> {
             let (fns, all_must_agree) = self.typed_callees(t, name, arity);
             return (fns.to_vec(), all_must_agree);
         }
+        // Rust `settlement::run(..)`, `crate::jobs::sweep(..)`: the function of that module
+        // (even when the name is common: `run`, `new`).
+        if self.p.units[at.unit].lang == Lang::Rust
+            && let Some(module) = receiver.and_then(|r| r.path_text())
+            && let Some(f) = self.p.in_module(at.unit, &module, name)
+            && self.p.arity_ok(f, arity)
+        {
+            return (vec![f], false);
+        }
         (self.unique(at, name, arity), false)
     }
 

@@ -307,6 +307,38 @@ impl Project {
         }
     }
 
+    /// The function `name` of Rust module `module` (`settlement`, `crate::jobs`,
+    /// `super::lock`) as seen from `unit`, in the caller's crate: the one function of that name
+    /// in a file of that module (`settlement.rs`, `settlement/mod.rs`, `jobs/settlement.rs`).
+    pub fn in_module(&self, unit: usize, module: &str, name: &str) -> Option<FnRef> {
+        let (root, _) = module_root(&self.units[unit].src.path)?;
+        let last = module.rsplit("::").next()?;
+        if last.is_empty()
+            || last.starts_with(char::is_uppercase)
+            || matches!(last, "self" | "super" | "crate")
+        {
+            return None;
+        }
+        let hits: Vec<FnRef> = self
+            .index
+            .fns_by_name
+            .get(name)?
+            .iter()
+            .copied()
+            .filter(|r| {
+                self.func(*r).owner.is_none()
+                    && module_root(&self.units[r.unit].src.path).is_some_and(|(o, m)| {
+                        let m = m.strip_suffix("/mod").unwrap_or(&m).to_string();
+                        o == root && (m == last || m.ends_with(&format!("/{last}")))
+                    })
+            })
+            .collect();
+        match hits[..] {
+            [only] => Some(only),
+            _ => None,
+        }
+    }
+
     /// The module path (as `a/lock`, within the crate's `src/`) that a Rust unit's
     /// `use crate::a::lock::name` / `use super::lock::name` / `use self::lock::name` imports
     /// `name` from.

@@ -79,10 +79,8 @@ pub fn is_money_name(cat: &Catalog, name: &str) -> bool {
         // starts with no verb names things (a query), not an action.
         let verb_first =
             has(&m.actions, first) || has(&m.verbs, first) || has(&m.first_verbs, first);
-        let noun_phrase = w.len() > 1
-            && w.last() == Some(only)
-            && only.ends_with('s')
-            && !verb_first;
+        let noun_phrase =
+            w.len() > 1 && w.last() == Some(only) && only.ends_with('s') && !verb_first;
         return !noun_phrase;
     }
     if !hits.is_empty() {
