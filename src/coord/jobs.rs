@@ -269,17 +269,33 @@ impl<'p> Coord<'p> {
                     .call_targets(at, recv, name, args)
                     .iter()
                     .any(|t| self.p.func(*t).has_body));
-        let hinted = s.hinted_calls.iter().any(|p| p == name)
-            && recv.is_some_and(|r| {
-                let recv_text = recv_text();
-                s.receiver_hints
-                    .iter()
-                    .any(|h| recv_text.contains(h.as_str()))
-                    || self
-                        .flow
-                        .type_in(at, r)
-                        .is_some_and(|t| s.types.contains(&t))
-            });
+        let is_hinted = |name: &str, recv: Option<&'p Expr>| {
+            s.hinted_calls.iter().any(|p| p == name)
+                && recv.is_some_and(|r| {
+                    let recv_text = self.p.units[at.unit].src.slice(r.span).to_ascii_lowercase();
+                    s.receiver_hints
+                        .iter()
+                        .any(|h| recv_text.contains(h.as_str()))
+                        || self
+                            .flow
+                            .type_in(at, r)
+                            .is_some_and(|t| s.types.contains(&t))
+                })
+        };
+        // clokwerk `scheduler.every(1.day()).at("01:30").run(task)`: the task is handed to a
+        // call further down the chain the hinted call starts.
+        let mut chain = recv;
+        let mut hinted = is_hinted(name, recv);
+        while !hinted
+            && let Some(ExprKind::Call {
+                receiver: r,
+                name: n,
+                ..
+            }) = chain.map(|c| &c.kind)
+        {
+            hinted = is_hinted(n, r.as_deref());
+            chain = r.as_deref();
+        }
         let timer_job = |how: String, out: &mut Vec<Job<'p>>| {
             let entries = self.task_args(at, args);
             if !entries.is_empty() {
