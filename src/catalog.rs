@@ -193,6 +193,20 @@ pub struct Publishers {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct RetryMethod {
+    pub id: String,
+    pub framework: String,
+    pub langs: Vec<String>,
+    /// The implemented type (simple name) and the methods of it that re-run.
+    pub supertypes: Vec<String>,
+    pub methods: Vec<String>,
+    /// The file must import one of these (any prefix match): `Policy` alone is a common name.
+    pub imports: Vec<String>,
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RetryAnnotations {
     pub names: Vec<String>,
     pub why: String,
@@ -210,6 +224,10 @@ pub struct Callbacks {
 #[serde(deny_unknown_fields)]
 pub struct RetryFile {
     pub api: Vec<RetryApi>,
+    /// Trait / interface methods a retry mechanism calls again on every attempt (tower's
+    /// `Policy::clone_request`).
+    #[serde(default)]
+    pub method: Vec<RetryMethod>,
     pub publishers: Publishers,
     pub annotations: RetryAnnotations,
     pub callbacks: Callbacks,

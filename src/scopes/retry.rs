@@ -111,6 +111,7 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
             calls(p, cat, &helpers, u, e, &mut out)
         });
         callbacks(p, cat, u, &mut out);
+        trait_methods(p, cat, u, &mut out);
     }
     out
 }
@@ -793,6 +794,53 @@ fn callbacks(p: &Project, cat: &'static Catalog, u: usize, out: &mut RetryScopes
                         })
                     });
                 }
+            }
+        }
+    }
+}
+
+/// Methods of a type implementing a retry mechanism's trait that it calls on every attempt
+/// (tower `impl Policy<..> for P { fn clone_request(..) }`).
+fn trait_methods(p: &Project, cat: &'static Catalog, u: usize, out: &mut RetryScopes) {
+    let unit = &p.units[u];
+    let facts = &unit.facts;
+    for m in &cat.retry.method {
+        if !m.langs.iter().any(|l| l == unit.lang.name())
+            || !facts
+                .imports
+                .iter()
+                .any(|i| m.imports.iter().any(|pre| i.starts_with(pre.as_str())))
+        {
+            continue;
+        }
+        for ty in &facts.types {
+            let Some(sup) = ty.supertypes.iter().find(|s| {
+                let s = crate::facts::simple_name(s);
+                let s = s.split('<').next().unwrap_or(s);
+                m.supertypes.iter().any(|x| x == s)
+            }) else {
+                continue;
+            };
+            for &f in &ty.methods {
+                let func = &facts.functions[f];
+                let Some(name) = func.name.as_deref() else {
+                    continue;
+                };
+                if !m.methods.iter().any(|x| x == name) {
+                    continue;
+                }
+                out.fns.entry(FnRef { unit: u, f }).or_insert_with(|| {
+                    Arc::new(RetryScope {
+                        anchor_unit: u,
+                        anchor: func.name_span,
+                        what: format!(
+                            "`{name}` of a {} `{}` is called on every attempt",
+                            m.framework,
+                            crate::facts::simple_name(sup)
+                        ),
+                        why: m.why.clone(),
+                    })
+                });
             }
         }
     }
