@@ -97,6 +97,7 @@ fn local_from(
         flow,
         cat,
         parents: &parents,
+        fns: &fns,
         carriers: Vec::new(),
         depth,
         memo,
@@ -130,7 +131,7 @@ fn local_from(
             _ => None,
         };
         let ok = match target_of {
-            Some(_) => w.assigned(g, e),
+            Some(_) => w.assigned(e),
             None => w.up(g, e),
         };
         if !ok {
@@ -222,6 +223,8 @@ struct Walk<'a, 'p> {
     flow: &'a Flow<'p>,
     cat: &'p Catalog,
     parents: &'a HashMap<usize, Parent<'p>>,
+    /// The function the walk is in and everything nested in it.
+    fns: &'a [FnRef],
     carriers: Vec<String>,
     depth: usize,
     memo: &'a mut Memo,
@@ -303,13 +306,13 @@ impl<'p> Walk<'_, 'p> {
 
     /// A value assigned to `target`: true when that is a local this function owns (which then
     /// carries it).
-    fn assigned(&mut self, g: FnRef, target: &'p Expr) -> bool {
+    fn assigned(&mut self, target: &'p Expr) -> bool {
         let n = match &target.kind {
             // A local (not a field): it now holds the value.
-            ExprKind::Name(n) if self.is_local(g, n) => n,
+            ExprKind::Name(n) if self.is_local(n) => n,
             // `event.idempotencyKey = key` on an object this function made.
             ExprKind::Field { receiver, .. } => match &receiver.kind {
-                ExprKind::Name(n) if self.owns(g, n) => n,
+                ExprKind::Name(n) if self.owns(n) => n,
                 _ => return false,
             },
             _ => return false,
@@ -383,7 +386,7 @@ impl<'p> Walk<'_, 'p> {
                     // then carries it): what it does with its parameter decides.
                     let on_owned = matches!(
                         receiver.as_deref().map(|r| &r.kind),
-                        Some(ExprKind::Name(n)) if self.owns(g, n)
+                        Some(ExprKind::Name(n)) if self.owns(n)
                     );
                     if !on_owned && let Some(keeps) = self.helper_keeps(g, x, e) {
                         return keeps;
@@ -395,7 +398,7 @@ impl<'p> Walk<'_, 'p> {
                         Some(Expr {
                             kind: ExprKind::Name(n),
                             ..
-                        }) if self.owns(g, n) => {
+                        }) if self.owns(n) => {
                             let n = n.clone();
                             self.carry(&n);
                             e = x;
@@ -448,7 +451,7 @@ impl<'p> Walk<'_, 'p> {
                     e = x;
                 }
                 ExprKind::Assign { target, value, .. } if std::ptr::eq(&**value, e) => {
-                    return self.assigned(g, target);
+                    return self.assigned(target);
                 }
                 // An exception: it unwinds this service's own stack (at most it becomes a
                 // response to the caller), it is not a request.
@@ -463,9 +466,8 @@ impl<'p> Walk<'_, 'p> {
     }
 
     /// A local or parameter of the function the walk is in (not a field).
-    fn is_local(&self, g: FnRef, n: &str) -> bool {
-        let root = self.p.outermost(g);
-        self.p.with_nested(root).iter().any(|f| {
+    fn is_local(&self, n: &str) -> bool {
+        self.fns.iter().any(|f| {
             let func = self.p.func(*f);
             func.params.iter().any(|q| q.name == n) || {
                 let mut yes = false;
@@ -479,15 +481,15 @@ impl<'p> Walk<'_, 'p> {
     /// HttpHeaders()`, `PaymentEvent()`, `HashMap::new()`, `mutableMapOf()`, a value computed
     /// from the key), not one handed in (a parameter, a loop variable, an element fetched from
     /// elsewhere), whose changes the caller would see.
-    fn owns(&self, g: FnRef, n: &str) -> bool {
+    fn owns(&self, n: &str) -> bool {
         if self.carriers.iter().any(|c| c == n) {
             return true;
         }
-        let root = self.p.outermost(g);
         let local = &self.cat.sinks.local_uses;
+        let builds_value = |name: &str| local.value_calls.iter().any(|v| v == name);
         let mut made_here = false;
         let mut other = false;
-        for f in self.p.with_nested(root) {
+        for &f in self.fns {
             let func = self.p.func(f);
             if func.params.iter().any(|q| q.name == n) {
                 return false;
@@ -496,37 +498,20 @@ impl<'p> Walk<'_, 'p> {
                 if b.name != n {
                     return;
                 }
-                let mut init = b.init.as_ref();
-                // Down a builder chain to its root: `X.builder().a(..).b(..)`.
-                while let Some(Expr {
-                    kind:
-                        ExprKind::Call {
-                            receiver: Some(r), ..
-                        },
-                    ..
-                }) = init
-                {
-                    if r.path_text().is_some() {
-                        break;
-                    }
-                    init = Some(r);
-                }
-                let ok = match init.map(|e| &e.kind) {
-                    Some(ExprKind::New { .. } | ExprKind::Str(_) | ExprKind::Template(_)) => true,
-                    Some(ExprKind::Call { receiver, name, .. }) => match receiver.as_deref() {
-                        None => {
-                            name.starts_with(char::is_uppercase)
-                                || local.value_calls.iter().any(|v| v == name.as_str())
+                let root = b.init.as_ref().map(fluent_root);
+                let ok = root.is_some_and(|r| {
+                    constructs(r)
+                        || match &r.kind {
+                            ExprKind::Str(_) | ExprKind::Template(_) => true,
+                            ExprKind::Call {
+                                receiver: None,
+                                name,
+                                ..
+                            }
+                            | ExprKind::Macro { name, .. } => builds_value(name),
+                            _ => false,
                         }
-                        Some(r) => r
-                            .path_text()
-                            .is_some_and(|t| simple_name(&t).starts_with(char::is_uppercase)),
-                    },
-                    Some(ExprKind::Macro { name, .. }) => {
-                        local.value_calls.iter().any(|v| v == name.as_str())
-                    }
-                    _ => false,
-                };
+                });
                 if ok {
                     made_here = true;
                 } else {
@@ -555,20 +540,36 @@ impl<'p> Walk<'_, 'p> {
 
 /// A fluent chain rooted at an object made right there: `X.builder()..`, `new X(..)..`,
 /// Kotlin `X(..)..`.
-fn made_here(mut e: &Expr) -> bool {
-    loop {
-        match &e.kind {
-            ExprKind::New { .. } => return true,
-            ExprKind::Call { receiver, name, .. } => match receiver.as_deref() {
-                None => return name.starts_with(char::is_uppercase),
-                Some(r) => {
-                    if let Some(t) = r.path_text() {
-                        return simple_name(&t).starts_with(char::is_uppercase);
-                    }
-                    e = r;
-                }
-            },
-            _ => return false,
+fn made_here(e: &Expr) -> bool {
+    constructs(fluent_root(e))
+}
+
+/// Down a fluent chain to the call it starts from: `X.builder().a(..).b(..)` is `X.builder()`,
+/// `new X(..).a(..)` is `new X(..)`.
+fn fluent_root(mut e: &Expr) -> &Expr {
+    while let ExprKind::Call {
+        receiver: Some(r), ..
+    } = &e.kind
+    {
+        if r.path_text().is_some() {
+            break;
         }
+        e = r;
+    }
+    e
+}
+
+/// `new X(..)`, a static call on a type (`X.builder()`, `HashMap::new()`), a Kotlin
+/// constructor call `X(..)`.
+fn constructs(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::New { .. } => true,
+        ExprKind::Call { receiver, name, .. } => match receiver.as_deref() {
+            None => name.starts_with(char::is_uppercase),
+            Some(r) => r
+                .path_text()
+                .is_some_and(|t| simple_name(&t).starts_with(char::is_uppercase)),
+        },
+        _ => false,
     }
 }

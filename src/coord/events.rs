@@ -602,14 +602,10 @@ impl<'p> Coord<'p> {
         if self.shared.posts.at_site(at.unit, e.span).is_some() {
             return Some(self.money(at, e.span, Vec::new()));
         }
-        // A claim whose answer is tested: `setIfAbsent(..)`, and Redis `SET key value NX`
-        // (Jedis `set(k, v, SetParams().nx())`, Lettuce `set(k, v, SetArgs.Builder.nx())`).
-        let set_nx = name == "set"
-            && args.len() >= 3
-            && args[2..]
-                .iter()
-                .any(|a| super::lockkeys::mentions_nx(&a.value));
-        if set_nx || cat.coord.locks.checked_calls.iter().any(|c| c == name) {
+        // A claim whose answer is tested: `setIfAbsent(..)`, Redis `SET key value NX`.
+        if super::lockkeys::is_set_nx(name, args)
+            || cat.coord.locks.checked_calls.iter().any(|c| c == name)
+        {
             return self
                 .is_checked(at, e.span)
                 .then(|| Reach::Guarded(self.loc(at, e.span)));

@@ -122,9 +122,7 @@ impl<'p> Coord<'p> {
                                 .iter()
                                 .take(2)
                                 .any(|a| !matches!(a.value.kind, ExprKind::Lambda(_)))
-                            || c == "set"
-                                && args.len() >= 3
-                                && args[2..].iter().any(|a| mentions_nx(&a.value));
+                            || is_set_nx(c, args);
                         // A helper's key parameter maps to an argument that names a parameter
                         // of this function: other calls cannot pass a key through.
                         if names_param(args) {
@@ -231,7 +229,7 @@ impl<'p> Coord<'p> {
                 continue;
             }
             // Redis `set(key, value, SetParams().nx())`, redis-rs `cmd("SET").arg(key)..arg("NX")`.
-            if name == "set" && args.len() >= 3 && args[2..].iter().any(|a| mentions_nx(&a.value)) {
+            if is_set_nx(name, args) {
                 push(&args[0].value, "SET NX".into());
                 continue;
             }
@@ -526,7 +524,13 @@ fn is_class_literal(e: &Expr) -> bool {
         || matches!(&e.kind, ExprKind::MethodRef { name, .. } if name == "class")
 }
 
-pub(crate) fn mentions_nx(e: &Expr) -> bool {
+/// Redis `SET key value NX`: Jedis `set(k, v, SetParams().nx())`, Lettuce
+/// `set(k, v, SetArgs.Builder.nx())`.
+pub(crate) fn is_set_nx(name: &str, args: &[Arg]) -> bool {
+    name == "set" && args.len() >= 3 && args[2..].iter().any(|a| mentions_nx(&a.value))
+}
+
+fn mentions_nx(e: &Expr) -> bool {
     let mut yes = false;
     walk_expr(e, &mut |x| match &x.kind {
         ExprKind::Call { name, .. } | ExprKind::Field { name, .. } | ExprKind::Name(name)

@@ -381,6 +381,14 @@ pub fn patch(source: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// Where the line holding byte `i` starts.
+fn line_start(src: &[u8], i: usize) -> usize {
+    src[..i]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |p| p + 1)
+}
+
 /// Only spaces or tabs before `i` on its line.
 fn at_line_start(src: &[u8], i: usize) -> bool {
     src[..i]
@@ -500,10 +508,7 @@ fn accessor_annotations(src: &[u8], lexed: &Lexed, i: usize) -> Option<usize> {
     ) {
         return None;
     }
-    let line_start = src[..i]
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(0, |p| p + 1);
+    let line_start = line_start(src, i);
     let mut k = line_start
         + src[line_start..i]
             .iter()
@@ -556,20 +561,14 @@ fn accessor_annotations(src: &[u8], lexed: &Lexed, i: usize) -> Option<usize> {
 /// the header and this line.
 fn primary_constructor_gap(src: &[u8], lexed: &Lexed, i: usize) -> Option<std::ops::Range<usize>> {
     open_paren_after(src, i + "constructor".len())?;
-    let mut line_start = src[..i]
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(0, |p| p + 1);
+    let mut line_start = line_start(src, i);
     // Annotations and modifiers only before `constructor` on this line.
     if !only_annotations_and_modifiers(src, lexed, line_start, i) {
         return None;
     }
     // Whole lines of annotations above it belong to the constructor too.
     while line_start > 0 {
-        let prev_start = src[..line_start - 1]
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |p| p + 1);
+        let prev_start = self::line_start(src, line_start - 1);
         let prev = src[prev_start..line_start - 1].trim_ascii();
         if prev.starts_with(b"@") && !prev.iter().any(|b| matches!(b, b'{' | b'}' | b'=' | b';')) {
             line_start = prev_start;
