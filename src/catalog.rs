@@ -231,6 +231,18 @@ pub struct RetryFile {
     pub publishers: Publishers,
     pub annotations: RetryAnnotations,
     pub callbacks: Callbacks,
+    pub inferred: InferredRetry,
+}
+
+/// Words that make an unlisted library call a retry scope (inference, `[inferred]`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InferredRetry {
+    pub words: Vec<String>,
+    pub not_words: Vec<String>,
+    pub data_words: Vec<String>,
+    pub scope_calls: Vec<String>,
+    pub why: String,
 }
 
 #[derive(Debug, Deserialize)]

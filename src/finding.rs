@@ -46,6 +46,10 @@ pub struct Finding {
     /// Where the fresh value is made when that is not the primary location (a helper that
     /// the reported call runs): no other rule reports that expression again.
     pub origin: Option<(usize, Span)>,
+    /// Set when the finding rests on an inference (a retry scope, interceptor or scheduler
+    /// idemlint does not know from its catalogue): what was inferred and why. Reports show it,
+    /// and SARIF gives such a result a lower precision.
+    pub inferred: Option<String>,
 }
 
 /// "a" or "an" for a word (framework names: "an OkHttp", "a Spring").

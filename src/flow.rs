@@ -253,6 +253,8 @@ pub struct Flow<'p> {
     on_type: RefCell<HashMap<OnType, Targets>>,
     /// [`Flow::typed_callees`] answers, by the same key.
     typed: RefCell<HashMap<OnType, (Targets, bool)>>,
+    /// [`Flow::key_param_of`] answers.
+    key_params: RefCell<HashMap<FnRef, Option<usize>>>,
 }
 
 impl<'p> Flow<'p> {
@@ -271,6 +273,7 @@ impl<'p> Flow<'p> {
             summary_depth: Cell::new(0),
             on_type: RefCell::default(),
             typed: RefCell::default(),
+            key_params: RefCell::default(),
         }
     }
 
@@ -288,6 +291,34 @@ impl<'p> Flow<'p> {
     /// Every fresh value reaching a key sink in function `f` (not in its lambdas; they are
     /// functions of their own), plus calls in `f` to helpers that set a fresh key.
     pub fn key_flows(&self, f: FnRef) -> Vec<KeyFlow> {
+        self.key_flows_and_names(f, false).0
+    }
+
+    /// The index of `f`'s parameter that `f` puts into a key sink as it is
+    /// (`fun post(path: String, key: String) = ..header("Idempotency-Key", key)`), whatever
+    /// its name: a positional argument bound to it is a key. Remembered per function.
+    pub fn key_param_of(&self, f: FnRef) -> Option<usize> {
+        if let Some(v) = self.key_params.borrow().get(&f) {
+            return *v;
+        }
+        // A helper that calls itself, or two that call each other, is settled as "none"
+        // while it is being looked at.
+        self.key_params.borrow_mut().insert(f, None);
+        let func = self.p.func(f);
+        let v = if func.has_body {
+            let names = self.key_flows_and_names(f, true).1;
+            func.params
+                .iter()
+                .filter(|p| p.name != "self")
+                .position(|p| names.contains(&p.name))
+        } else {
+            None
+        };
+        self.key_params.borrow_mut().insert(f, v);
+        v
+    }
+
+    fn key_flows_and_names(&self, f: FnRef, names: bool) -> (Vec<KeyFlow>, Vec<String>) {
         let env = self.env_for(f);
         let mut out = Vec::new();
         let body = &self.p.func(f).body;
@@ -296,11 +327,13 @@ impl<'p> Flow<'p> {
             at: f,
             env: &env,
             depth: 0,
+            sink_names: names.then(Vec::new),
         };
         walk_body(body, &mut |v| match v {
             Visit::Let(b) => ev.let_sink(b, &mut out),
             Visit::Expr(e) => ev.expr_sinks(e, &mut out),
         });
+        let sink_names = ev.sink_names.take().unwrap_or_default();
         for p in &self.p.func(f).params {
             if let Some(d) = &p.default
                 && self.cat.is_key_variable(&p.name)
@@ -316,7 +349,7 @@ impl<'p> Flow<'p> {
         }
         // A host name or pid is the same on every retry in this process: not a fresh key.
         out.retain(|k| k.taint.kind != SourceKind::Process);
-        out
+        (out, sink_names)
     }
 
     /// The fresh (random, time) or per-process value `e`, evaluated in `at`, carries.
@@ -1000,6 +1033,9 @@ struct Ev<'f, 'p> {
     at: FnRef,
     env: &'f Env,
     depth: usize,
+    /// When set, the plain names put into a key sink are collected here
+    /// ([`Flow::key_param_of`]).
+    sink_names: Option<Vec<String>>,
 }
 
 impl<'f, 'p> Ev<'f, 'p> {
@@ -1009,6 +1045,7 @@ impl<'f, 'p> Ev<'f, 'p> {
             at,
             env,
             depth: 0,
+            sink_names: None,
         }
     }
 
@@ -1556,6 +1593,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                     at: self.at,
                     env: self.env,
                     depth: self.depth,
+                    sink_names: None,
                 };
                 ev.eval(r).is_some_and(|t| t.kind == SourceKind::Time)
             });
@@ -1820,6 +1858,9 @@ impl<'f, 'p> Ev<'f, 'p> {
     }
 
     fn push_flow(&mut self, value: &Expr, sink: Span, out: &mut Vec<KeyFlow>) {
+        if let (Some(names), ExprKind::Name(n)) = (&mut self.sink_names, &value.kind) {
+            names.push(n.to_string());
+        }
         let taint = match &value.kind {
             ExprKind::Lambda(id) => self.lambda_value(*id),
             _ => self.eval(value),
@@ -2041,6 +2082,10 @@ impl<'f, 'p> Ev<'f, 'p> {
                 }
             }
             if key_idx.is_some() {
+                break;
+            }
+            if let Some(i) = self.flow.key_param_of(c) {
+                key_idx = Some(i);
                 break;
             }
         }

@@ -112,6 +112,8 @@ pub struct ReportFinding {
     pub level: config::Level,
     /// For a suppressed finding: the reason the suppression gives.
     pub justification: Option<String>,
+    /// What the finding infers beyond the catalogue, and why (see [`finding::Finding`]).
+    pub inferred: Option<String>,
 }
 
 /// The outcome of a run.
@@ -515,6 +517,7 @@ fn resolve(
                 symbol: f.symbol,
                 level: config.level_of(rule.code, rule.severity),
                 justification,
+                inferred: f.inferred,
             })
         })
         .collect();

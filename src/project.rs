@@ -630,6 +630,25 @@ impl Index {
                         )
                     })
             });
+            // Or a parameter handed on as it is, after a first argument, as a header value is
+            // (`.header(IDEMPOTENCY_KEY, key)`): whether that call is a key sink is the value
+            // flow's to say ([`crate::flow::Flow::key_param_of`]).
+            let keyish = keyish
+                || (!f.params.is_empty() && {
+                    let mut hit = false;
+                    walk_stmts(&f.body, &mut |e: &Expr| {
+                        if let ExprKind::Call { args, .. } = &e.kind
+                            && args.len() >= 2
+                            && args[1..].iter().any(|a| {
+                                matches!(&a.value.kind, ExprKind::Name(n)
+                                    if f.params.iter().any(|p| p.name == *n))
+                            })
+                        {
+                            hit = true;
+                        }
+                    });
+                    hit
+                });
             if let (true, Some(name)) = (keyish, &f.name) {
                 self.key_param_fns.insert(name.clone());
             }

@@ -162,3 +162,64 @@ fn fingerprints_survive_unrelated_lines_moving() {
     assert!(before.is_string());
     assert_eq!(before, after);
 }
+
+/// A finding that rests on an inferred retry scope (a library call idemlint does not list)
+/// says what was inferred, and its result is one precision step below its rule; a finding
+/// through a catalogued retry API carries neither.
+#[test]
+fn inferred_findings_say_so_and_are_less_precise() {
+    let src = r#"package acme;
+import com.acme.resilience.RetryKit;
+import io.github.resilience4j.retry.Retry;
+import java.util.UUID;
+class Charges {
+    void a(Api api) {
+        RetryKit.withBackoff(5, () -> api.charge(UUID.randomUUID().toString()));
+    }
+    void b(Api api, Retry retry) {
+        Retry.decorateRunnable(retry, () -> api.charge(UUID.randomUUID().toString())).run();
+    }
+}
+interface Api { void charge(String idempotencyKey); }
+"#;
+    let opts = Options {
+        selection: Selection::all(),
+        ..Options::default()
+    };
+    let report = lint_sources(
+        vec![(PathBuf::from("/repo/src/Charges.java"), src.to_string())],
+        &opts,
+    );
+    let doc: Value =
+        serde_json::from_str(&idemlint::report::sarif::render(&report, Path::new("/repo")))
+            .unwrap();
+    let run = &doc["runs"][0];
+    let results = run["results"].as_array().unwrap();
+    let at = |line: u64| {
+        results
+            .iter()
+            .find(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"] == line)
+            .unwrap_or_else(|| panic!("no result on line {line}: {results:#?}"))
+    };
+    let (inferred, listed) = (at(7), at(10));
+    assert_eq!(inferred["ruleId"], "IDEM002");
+    assert_eq!(listed["ruleId"], "IDEM002");
+    let rule = &run["tool"]["driver"]["rules"][inferred["ruleIndex"].as_u64().unwrap() as usize];
+    assert_eq!(rule["properties"]["precision"], "high");
+    assert_eq!(inferred["properties"]["precision"], "medium");
+    assert!(
+        inferred["properties"]["idemlint/inferred"]
+            .as_str()
+            .unwrap()
+            .contains("`RetryKit.withBackoff` is not a retry API idemlint knows")
+    );
+    assert!(
+        inferred["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Inferred: ")
+    );
+    assert!(listed["properties"].is_null(), "{listed:#}");
+    assert!(!listed["message"]["text"].as_str().unwrap().contains("Inferred"));
+    assert!(schema().is_valid(&doc));
+}

@@ -20,10 +20,7 @@ pub fn render(report: &Report, base: &Path) -> String {
             f.end.line,
             f.end.column,
             escape_property(f.rule.code),
-            escape_data(&match &f.note {
-                Some(n) => format!("{}. {} Fix: {}.", f.message, n, f.help),
-                None => format!("{}. Fix: {}.", f.message, f.help),
-            }),
+            escape_data(&super::message_text(f)),
         ));
     }
     for e in &report.errors {

@@ -66,6 +66,10 @@ pub fn render(report: &Report, base: &Path, color: bool) -> String {
             Some(n) => format!("{n}\nfix: {}", f.help),
             None => f.help.clone(),
         };
+        if let Some(i) = &f.inferred {
+            help.push_str("\ninferred: ");
+            help.push_str(i);
+        }
         for e in elsewhere {
             help.push_str("\nnote: ");
             help.push_str(&e);

@@ -13,7 +13,7 @@ pub fn render(report: &Report, base: &Path) -> String {
         .iter()
         .zip(&fps)
         .map(|(f, fp)| {
-            json!({
+            let mut v = json!({
                 "code": f.rule.code,
                 "name": f.rule.name,
                 "severity": f.level.as_str(),
@@ -33,7 +33,12 @@ pub fn render(report: &Report, base: &Path) -> String {
                     "message": l.message,
                 })).collect::<Vec<_>>(),
                 "fingerprint": fp,
-            })
+            });
+            // Only inferred findings carry the field: what was inferred and why.
+            if let Some(i) = &f.inferred {
+                v["inferred"] = Value::from(i.as_str());
+            }
+            v
         })
         .collect();
     let doc = json!({

@@ -92,6 +92,21 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
+/// The one-paragraph text of a finding for the GitHub and SARIF formats: the message, the
+/// framework's reason, what was inferred (for a finding beyond the catalogue), and the fix.
+pub fn message_text(f: &crate::ReportFinding) -> String {
+    let mut s = format!("{}.", f.message);
+    if let Some(n) = &f.note {
+        s.push(' ');
+        s.push_str(n);
+    }
+    if let Some(i) = &f.inferred {
+        s.push_str(&format!(" Inferred: {i}."));
+    }
+    s.push_str(&format!(" Fix: {}.", f.help));
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -105,11 +105,17 @@ fn location(report: &Report, base: &Path, file: usize, region_: Value) -> Value 
     })
 }
 
-fn message_text(f: &ReportFinding) -> String {
-    match &f.note {
-        Some(n) => format!("{}. {} Fix: {}.", f.message, n, f.help),
-        None => format!("{}. Fix: {}.", f.message, f.help),
+/// The precision one step below `p` (`very-high` > `high` > `medium` > `low`).
+fn lower_precision(p: &str) -> &'static str {
+    match p {
+        "very-high" => "high",
+        "high" => "medium",
+        _ => "low",
     }
+}
+
+fn message_text(f: &ReportFinding) -> String {
+    super::message_text(f)
 }
 
 /// "Made here → used there" as a SARIF code flow, when the value comes from a helper.
@@ -187,6 +193,15 @@ fn result(
     });
     if !related.is_empty() {
         result["relatedLocations"] = Value::Array(related);
+    }
+    // An inferred finding is one step less precise than its rule. GitHub code scanning reads
+    // `precision` only from the rule descriptor, so the message also says what was inferred;
+    // other SARIF consumers can read the result's own property.
+    if let Some(i) = &f.inferred {
+        result["properties"] = json!({
+            "precision": lower_precision(f.rule.precision),
+            "idemlint/inferred": i,
+        });
     }
     if let Some(flow) = code_flow(report, base, f) {
         result["codeFlows"] = flow;

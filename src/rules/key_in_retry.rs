@@ -81,6 +81,7 @@ pub fn check(
             help: HELP.into(),
             symbol: ctx.symbol(t.at),
             origin: None,
+            inferred: scope.inferred.clone(),
         });
     }
 }
@@ -122,6 +123,7 @@ pub fn check_sdk(ctx: &Ctx, co: &crate::coord::Coord, out: &mut Vec<Finding>) {
             ),
             symbol: ctx.symbol(s.at),
             origin: None,
+            inferred: scope.inferred.clone(),
         });
     }
 }

@@ -60,6 +60,7 @@ pub fn check(ctx: &Ctx, flow: &Flow, flows: &[KeyFlow], out: &mut Vec<Finding>) 
             help: "derive the key from the operation's business identity (e.g. a SHA-256 of customer id + billing period) so that every attempt, process and replica computes the same key".into(),
             symbol: ctx.symbol(t.at),
             origin: None,
+            inferred: None,
         });
     }
 }

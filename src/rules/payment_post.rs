@@ -64,6 +64,7 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
             help: "send an `Idempotency-Key` header derived from the operation's business identity (order id, customer + billing period), the same on every attempt".into(),
             symbol: ctx.symbol(s.at),
             origin: None,
+            inferred: None,
         });
     }
 }
@@ -97,5 +98,6 @@ fn sdk_finding(
         ),
         symbol: ctx.symbol(s.at),
         origin: None,
+        inferred: None,
     }
 }

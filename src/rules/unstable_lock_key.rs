@@ -78,6 +78,7 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
             help: "derive the lock key from what must not run twice: the job name and the billing period (e.g. `\"monthly-billing:\" + YearMonth.now()`), identical in every replica".into(),
             symbol: ctx.symbol(at),
             origin: None,
+            inferred: None,
         });
     }
 }

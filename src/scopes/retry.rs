@@ -16,7 +16,7 @@
 //!   configuration's `retry-helpers`.
 
 use crate::catalog::{Catalog, RetryApi};
-use crate::coord::words::has;
+use crate::coord::words::{has, words};
 use crate::facts::{Expr, ExprKind, FnId, FnKind, Lang, LoopKind, Span, Stmt, simple_name};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, Project, walk_expr, walk_stmts};
@@ -34,6 +34,9 @@ pub struct RetryScope {
     pub what: String,
     /// The framework's reason, one sentence.
     pub why: String,
+    /// Set when the scope is inferred (a library call not in the catalogue): what was
+    /// inferred and why, for the finding.
+    pub inferred: Option<String>,
 }
 
 #[derive(Default)]
@@ -90,6 +93,7 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
                             a.name
                         ),
                         why: format!("@{}: {}", a.name, cat.retry.annotations.why),
+                        inferred: None,
                     })
                 });
             }
@@ -144,6 +148,7 @@ fn add_lambda(out: &mut RetryScopes, p: &Project, u: usize, id: FnId, what: Stri
             anchor,
             what,
             why,
+            inferred: None,
         })
     });
 }
@@ -236,6 +241,25 @@ fn calls(
                     ),
                     format!("{}.", api.why),
                 );
+            }
+        }
+    }
+    if let Some(how) = inferred_retry_call(p, cat, lang, receiver.as_deref(), name) {
+        for a in args {
+            if let Some(id) = lambda_of(&a.value) {
+                let label = call_label(receiver.as_deref(), name);
+                let anchor = p.units[u].facts.functions[id].name_span;
+                out.fns.entry(FnRef { unit: u, f: id }).or_insert_with(|| {
+                    Arc::new(RetryScope {
+                        anchor_unit: u,
+                        anchor,
+                        what: format!("this function is retried by `{label}` (inferred)"),
+                        why: format!("{}.", cat.retry.inferred.why),
+                        inferred: Some(format!(
+                            "`{label}` is not a retry API idemlint knows; {how}, so the function passed to it is taken to run again on every attempt"
+                        )),
+                    })
+                });
             }
         }
     }
@@ -383,6 +407,62 @@ fn calls(
             }
         }
     }
+}
+
+/// Inference: is `receiver.name(..)` an unlisted library call that retries the function it is
+/// given? Returns why (for the finding), from the catalogue's `[inferred]` words: the method's
+/// name says it retries (`withBackoff`, `retrying`, `executeWithRetry`), or its receiver is a
+/// retrier (`retrier.run`, `paymentRetryer.call`), not data about retries (`retryCount.let`).
+fn inferred_retry_call(
+    p: &Project,
+    cat: &'static Catalog,
+    lang: Lang,
+    receiver: Option<&Expr>,
+    name: &str,
+) -> Option<String> {
+    let inf = &cat.retry.inferred;
+    let listed = cat
+        .retry
+        .api
+        .iter()
+        .any(|api| api_matches(api, lang, receiver, name))
+        || has(&cat.retry.publishers.retry_operators, name)
+        || has(&cat.retry.callbacks.handlers, name)
+        || (lang == Lang::Rust && matches!(name, "retry" | "retry_with"));
+    if listed || p.fns_named(name).iter().any(|f| p.func(*f).has_body) {
+        return None;
+    }
+    let method = words(name);
+    if method.iter().any(|w| has(&inf.not_words, w)) {
+        return None;
+    }
+    if method.iter().any(|w| has(&inf.words, w)) {
+        return Some(format!("its name `{name}` says it retries"));
+    }
+    if has(&inf.scope_calls, name) {
+        return None;
+    }
+    // The receiver's names: the variable, field or type, and the calls of its chain.
+    let mut names: Vec<&str> = Vec::new();
+    if let Some(r) = receiver {
+        walk_expr(r, &mut |x: &Expr| {
+            if let ExprKind::Call { name, .. }
+            | ExprKind::Name(name)
+            | ExprKind::Field { name, .. } = &x.kind
+            {
+                names.push(name.as_str());
+            }
+        });
+    }
+    names.into_iter().find_map(|n| {
+        let ws = words(simple_name(n));
+        let retrier = ws.iter().any(|w| has(&inf.words, w))
+            && ws.last().is_some_and(|l| !has(&inf.data_words, l))
+            && !ws
+                .iter()
+                .any(|w| has(&inf.not_words, w) && w != "policy" && w != "config");
+        retrier.then(|| format!("its receiver `{n}` is named as a retrier"))
+    })
 }
 
 fn call_label(receiver: Option<&Expr>, name: &str) -> String {
@@ -549,6 +629,7 @@ fn retry_loops(p: &Project, f: FnRef, out: &mut RetryScopes) {
                     anchor: head,
                     what: "this loop tries again after an error".into(),
                     why: "The loop body runs again for every attempt.".into(),
+                    inferred: None,
                 }),
             ));
         }
@@ -791,6 +872,7 @@ fn callbacks(p: &Project, cat: &'static Catalog, u: usize, out: &mut RetryScopes
                                 "`{}` runs after an attempt failed and sends again, so everything it evaluates is evaluated once per attempt.",
                                 f.name.as_deref().unwrap_or("")
                             ),
+                            inferred: None,
                         })
                     });
                 }
@@ -839,6 +921,7 @@ fn trait_methods(p: &Project, cat: &'static Catalog, u: usize, out: &mut RetrySc
                             crate::facts::simple_name(sup)
                         ),
                         why: m.why.clone(),
+                        inferred: None,
                     })
                 });
             }
