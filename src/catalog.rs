@@ -374,6 +374,27 @@ pub struct InterceptorEntry {
 #[serde(deny_unknown_fields)]
 struct InterceptorsFile {
     interceptor: Vec<InterceptorEntry>,
+    inferred: InferredInterceptor,
+}
+
+/// Inference: an override of a library callback that gets a request and sets headers on it
+/// is an interceptor body (`[inferred]` in interceptors.toml).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InferredInterceptor {
+    /// A parameter is a request when a word of its type's simple name is one of these.
+    pub request_words: Vec<String>,
+    /// ..or ends with one of these after a request word (`RequestBuilder`).
+    pub request_suffixes: Vec<String>,
+    /// Calls on the request (or on a call chained from it) that set a header.
+    pub header_calls: Vec<String>,
+    /// Annotations that mark an override (Kotlin's `override` modifier and Rust trait
+    /// implementations count too).
+    pub override_annotations: Vec<String>,
+    /// Library callbacks that run once per request built, not per attempt.
+    pub not_supertypes: Vec<String>,
+    /// What the findings say about it.
+    pub entry: InterceptorEntry,
 }
 
 /// The whole catalogue.
@@ -387,6 +408,7 @@ pub struct Catalog {
     pub period: Period,
     pub sinks: Sinks,
     pub interceptors: Vec<InterceptorEntry>,
+    pub inferred_interceptor: InferredInterceptor,
     pub retry: RetryFile,
     pub coord: Coordination,
     pub sdks: Vec<Sdk>,
@@ -585,6 +607,7 @@ impl Catalog {
             period: s.period,
             sinks: k,
             interceptors: i.interceptor,
+            inferred_interceptor: i.inferred,
             retry,
             coord,
             sdks: sdks.sdk,

@@ -288,12 +288,6 @@ impl<'p> Flow<'p> {
         v
     }
 
-    /// Every fresh value reaching a key sink in function `f` (not in its lambdas; they are
-    /// functions of their own), plus calls in `f` to helpers that set a fresh key.
-    pub fn key_flows(&self, f: FnRef) -> Vec<KeyFlow> {
-        self.key_flows_and_names(f, false).0
-    }
-
     /// The index of `f`'s parameter that `f` puts into a key sink as it is
     /// (`fun post(path: String, key: String) = ..header("Idempotency-Key", key)`), whatever
     /// its name: a positional argument bound to it is a key. Remembered per function.
@@ -305,12 +299,40 @@ impl<'p> Flow<'p> {
         // while it is being looked at.
         self.key_params.borrow_mut().insert(f, None);
         let func = self.p.func(f);
-        let v = if func.has_body {
-            let names = self.key_flows_and_names(f, true).1;
-            func.params
-                .iter()
-                .filter(|p| p.name != "self")
-                .position(|p| names.contains(&p.name))
+        // Only calls that hand a parameter on after a first argument can put it into a key
+        // sink as it is: those alone are evaluated.
+        let params: Vec<&str> = func
+            .params
+            .iter()
+            .filter(|p| p.name != "self")
+            .map(|p| p.name.as_str())
+            .collect();
+        let mut calls: Vec<&Expr> = Vec::new();
+        crate::project::walk_stmts(&func.body, &mut |e: &Expr| {
+            if let ExprKind::Call { args, .. } = &e.kind
+                && args.len() >= 2
+                && match &args[0].value.kind {
+                    ExprKind::Str(s) => self.cat.is_key_name(s),
+                    ExprKind::Name(n) | ExprKind::Field { name: n, .. } => self.cat.is_key_name(n),
+                    _ => false,
+                }
+                && args[1..].iter().any(
+                    |a| matches!(&a.value.kind, ExprKind::Name(n) if params.contains(&n.as_str())),
+                )
+            {
+                calls.push(e);
+            }
+        });
+        let v = if func.has_body && !calls.is_empty() {
+            let env = self.env_for(f);
+            let mut ev = Ev::new(self, f, &env);
+            ev.sink_names = Some(Vec::new());
+            let mut sinks = Vec::new();
+            for c in calls {
+                ev.expr_sinks(c, &mut sinks);
+            }
+            let names = ev.sink_names.take().unwrap_or_default();
+            params.iter().position(|p| names.iter().any(|n| n == p))
         } else {
             None
         };
@@ -318,7 +340,9 @@ impl<'p> Flow<'p> {
         v
     }
 
-    fn key_flows_and_names(&self, f: FnRef, names: bool) -> (Vec<KeyFlow>, Vec<String>) {
+    /// Every fresh value reaching a key sink in function `f` (not in its lambdas; they are
+    /// functions of their own), plus calls in `f` to helpers that set a fresh key.
+    pub fn key_flows(&self, f: FnRef) -> Vec<KeyFlow> {
         let env = self.env_for(f);
         let mut out = Vec::new();
         let body = &self.p.func(f).body;
@@ -327,13 +351,12 @@ impl<'p> Flow<'p> {
             at: f,
             env: &env,
             depth: 0,
-            sink_names: names.then(Vec::new),
+            sink_names: None,
         };
         walk_body(body, &mut |v| match v {
             Visit::Let(b) => ev.let_sink(b, &mut out),
             Visit::Expr(e) => ev.expr_sinks(e, &mut out),
         });
-        let sink_names = ev.sink_names.take().unwrap_or_default();
         for p in &self.p.func(f).params {
             if let Some(d) = &p.default
                 && self.cat.is_key_variable(&p.name)
@@ -349,7 +372,7 @@ impl<'p> Flow<'p> {
         }
         // A host name or pid is the same on every retry in this process: not a fresh key.
         out.retain(|k| k.taint.kind != SourceKind::Process);
-        (out, sink_names)
+        out
     }
 
     /// The fresh (random, time) or per-process value `e`, evaluated in `at`, carries.
@@ -2050,7 +2073,15 @@ impl<'f, 'p> Ev<'f, 'p> {
         args: &[Arg],
         out: &mut Vec<KeyFlow>,
     ) {
-        if args.is_empty() || !self.flow.p.has_key_params(name) {
+        if args.is_empty()
+            || !(self.flow.p.has_key_params(name)
+                || self
+                    .flow
+                    .p
+                    .header_params(name)
+                    .iter()
+                    .any(|h| self.flow.cat.is_key_name(h)))
+        {
             return;
         }
         let cat = self.flow.cat;

@@ -51,6 +51,9 @@ pub struct Index {
     /// Names of functions that may take a key parameter (a parameter named like one, or
     /// annotated `@Header`): only calls to these can bind a key positionally.
     key_param_fns: HashSet<String>,
+    /// Names of functions that hand a parameter on after a header name (a literal or a
+    /// constant), with those names: such a parameter may be a key whatever it is called.
+    header_param_fns: HashMap<String, Vec<String>>,
 }
 
 pub struct Project {
@@ -463,6 +466,16 @@ impl Project {
         self.index.key_param_fns.contains(name)
     }
 
+    /// The header names (literals or constant names) that functions called `name` put a
+    /// parameter under, as they are.
+    pub fn header_params(&self, name: &str) -> &[String] {
+        self.index
+            .header_param_fns
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
     pub fn registrations_of(&self, type_name: &str) -> &[String] {
         self.index
             .registrations
@@ -630,25 +643,33 @@ impl Index {
                         )
                     })
             });
-            // Or a parameter handed on as it is, after a first argument, as a header value is
-            // (`.header(IDEMPOTENCY_KEY, key)`): whether that call is a key sink is the value
-            // flow's to say ([`crate::flow::Flow::key_param_of`]).
-            let keyish = keyish
-                || (!f.params.is_empty() && {
-                    let mut hit = false;
-                    walk_stmts(&f.body, &mut |e: &Expr| {
-                        if let ExprKind::Call { args, .. } = &e.kind
-                            && args.len() >= 2
-                            && args[1..].iter().any(|a| {
-                                matches!(&a.value.kind, ExprKind::Name(n)
-                                    if f.params.iter().any(|p| p.name == *n))
-                            })
-                        {
-                            hit = true;
-                        }
-                    });
-                    hit
+            // A parameter handed on as it is, after a first argument that names a header
+            // (`.header("Idempotency-Key", key)`, `.header(IDEMPOTENCY_KEY, key)`): that name is
+            // kept, for the value flow to decide ([`crate::flow::Flow::key_param_of`]).
+            if let Some(name) = &f.name
+                && !keyish
+                && !f.params.is_empty()
+            {
+                let mut texts: Vec<String> = Vec::new();
+                walk_stmts(&f.body, &mut |e: &Expr| {
+                    if let ExprKind::Call { args, .. } = &e.kind
+                        && args.len() >= 2
+                        && let Some(t) = header_name_text(&args[0].value)
+                        && args[1..].iter().any(|a| {
+                            matches!(&a.value.kind, ExprKind::Name(n)
+                                if f.params.iter().any(|p| p.name == *n))
+                        })
+                    {
+                        texts.push(t.to_string());
+                    }
                 });
+                if !texts.is_empty() {
+                    self.header_param_fns
+                        .entry(name.clone())
+                        .or_default()
+                        .extend(texts);
+                }
+            }
             if let (true, Some(name)) = (keyish, &f.name) {
                 self.key_param_fns.insert(name.clone());
             }
@@ -1053,6 +1074,21 @@ pub fn module_root(path: &std::path::Path) -> Option<(String, String)> {
         return None;
     };
     Some((root.to_string(), rest.to_string()))
+}
+
+/// The text of `e` when it could name a header: a string literal, or a constant
+/// (`IDEMPOTENCY_KEY`, `Headers.IDEMPOTENCY_KEY`).
+fn header_name_text(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Str(s) => Some(s.as_str()),
+        ExprKind::Name(n) | ExprKind::Field { name: n, .. }
+            if n.chars().any(|c| c.is_ascii_uppercase())
+                && !n.chars().any(|c| c.is_lowercase()) =>
+        {
+            Some(n.as_str())
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -190,9 +190,11 @@ interface Api { void charge(String idempotencyKey); }
         vec![(PathBuf::from("/repo/src/Charges.java"), src.to_string())],
         &opts,
     );
-    let doc: Value =
-        serde_json::from_str(&idemlint::report::sarif::render(&report, Path::new("/repo")))
-            .unwrap();
+    let doc: Value = serde_json::from_str(&idemlint::report::sarif::render(
+        &report,
+        Path::new("/repo"),
+    ))
+    .unwrap();
     let run = &doc["runs"][0];
     let results = run["results"].as_array().unwrap();
     let at = |line: u64| {
@@ -220,6 +222,11 @@ interface Api { void charge(String idempotencyKey); }
             .contains("Inferred: ")
     );
     assert!(listed["properties"].is_null(), "{listed:#}");
-    assert!(!listed["message"]["text"].as_str().unwrap().contains("Inferred"));
+    assert!(
+        !listed["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Inferred")
+    );
     assert!(schema().is_valid(&doc));
 }

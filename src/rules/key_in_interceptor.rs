@@ -99,7 +99,7 @@ pub fn check(ctx: &Ctx, flows: &[KeyFlow], out: &mut Vec<Finding>) {
             help: HELP.into(),
             symbol: ctx.symbol(at),
             origin: t.via.as_ref().map(|v| (v.at.unit, v.span)),
-            inferred: None,
+            inferred: scope.inferred.clone(),
         });
     }
 }

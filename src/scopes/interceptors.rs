@@ -16,6 +16,9 @@ pub struct InterceptorScope {
     pub anchor: Span,
     /// "`StripeKeys` is an OkHttp application interceptor".
     pub what: String,
+    /// Set when the scope is inferred (a callback of a library not in the catalogue): what
+    /// was inferred and why, for the finding.
+    pub inferred: Option<String>,
 }
 
 /// Maps interceptor entry methods, their same-class helpers, and registered lambdas to their
@@ -29,6 +32,9 @@ pub fn find(
     for u in 0..p.units.len() {
         classes(p, cat, u, &mut out, &mut bases);
         lambdas(p, cat, u, &mut out);
+    }
+    for u in 0..p.units.len() {
+        inferred_callbacks(p, cat, u, &mut out);
     }
     template_methods(p, &bases, &mut out);
     out
@@ -75,6 +81,7 @@ fn template_methods(
                         e.framework,
                         e.kind
                     ),
+                    inferred: None,
                 });
                 for &m in &ty.methods {
                     let f = &facts.functions[m];
@@ -196,6 +203,7 @@ fn classes(
             anchor_unit: u,
             anchor: ty.name_span,
             what,
+            inferred: None,
         });
         let (body, hooks) = with_same_type_helpers(p, u, t, &entries);
         for f in body {
@@ -262,6 +270,7 @@ fn annotated(
                 e.framework,
                 e.kind
             ),
+            inferred: None,
         });
         for f in with_same_type_helpers(p, u, t, &entries).0 {
             out.entry(FnRef { unit: u, f })
@@ -583,6 +592,7 @@ fn lambdas(
                 anchor_unit: u,
                 anchor,
                 what,
+                inferred: None,
             })
         });
     }
@@ -656,4 +666,119 @@ fn mentions(r: &Expr, hints: &[String]) -> bool {
         _ => return false,
     };
     hints.iter().any(|h| h == n)
+}
+
+/// Inference (`[inferred]` in interceptors.toml): a method overriding a callback of a type the
+/// project does not declare, that takes a request and sets a header on it, is an interceptor
+/// body of an unlisted client library. Types already known as interceptors are left alone.
+fn inferred_callbacks(
+    p: &Project,
+    cat: &'static Catalog,
+    u: usize,
+    out: &mut HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
+) {
+    let inf = &cat.inferred_interceptor;
+    let unit = &p.units[u];
+    let facts = &unit.facts;
+    for (t, ty) in facts.types.iter().enumerate() {
+        let Some(library) = ty
+            .supertypes
+            .iter()
+            .map(|s| simple_name(s.split('<').next().unwrap_or(s)))
+            .find(|s| p.types_named(s).is_empty())
+            .filter(|s| !has(&inf.not_supertypes, s))
+        else {
+            continue;
+        };
+        if ty
+            .methods
+            .iter()
+            .any(|&m| out.contains_key(&FnRef { unit: u, f: m }))
+        {
+            continue;
+        }
+        for &m in &ty.methods {
+            let f = &facts.functions[m];
+            let overrides = f
+                .annotations
+                .iter()
+                .any(|a| has(&inf.override_annotations, &a.name))
+                || f.has_modifier("override")
+                || unit.lang == crate::facts::Lang::Rust;
+            if !f.has_body || !overrides {
+                continue;
+            }
+            let Some(req) = f
+                .params
+                .iter()
+                .find(|prm| prm.ty.as_deref().is_some_and(|t| is_request_type(inf, t)))
+            else {
+                continue;
+            };
+            let mut sets = false;
+            walk_stmts(&f.body, &mut |e: &Expr| {
+                if let ExprKind::Call {
+                    receiver: Some(r),
+                    name,
+                    args,
+                } = &e.kind
+                    && args.len() >= 2
+                    && has(&inf.header_calls, name)
+                    && root_name(r) == Some(req.name.as_str())
+                {
+                    sets = true;
+                }
+            });
+            if !sets {
+                continue;
+            }
+            let method = f.name.as_deref().unwrap_or("this method");
+            let owner = ty.name.as_deref().map(simple_name).unwrap_or("this class");
+            let scope = std::sync::Arc::new(InterceptorScope {
+                entry: &inf.entry,
+                anchor_unit: u,
+                anchor: f.name_span,
+                what: format!(
+                    "`{owner}.{method}` overrides a callback of `{library}` and sets headers on the request (inferred)"
+                ),
+                inferred: Some(format!(
+                    "`{library}` is not an interceptor API idemlint knows; `{method}` overrides it, takes the request `{}` and sets headers on it, so it is taken to run for every request the client sends",
+                    req.name
+                )),
+            });
+            let (body, _) = with_same_type_helpers(p, u, t, &[m]);
+            for g in body {
+                out.entry(FnRef { unit: u, f: g })
+                    .or_insert_with(|| scope.clone());
+            }
+        }
+    }
+}
+
+/// Is a parameter of type `ty` a request? (`HttpRequest`, `&mut http::Request<Body>`,
+/// `ClientRequest`, `RequestBuilder`, `RequestContext`; not `RequestOptions` or `RequestId`.)
+fn is_request_type(inf: &crate::catalog::InferredInterceptor, ty: &str) -> bool {
+    let base = ty.split('<').next().unwrap_or(ty);
+    let base = simple_name(
+        base.trim_start_matches(['&', ' '])
+            .trim_start_matches("mut "),
+    );
+    let ws = crate::coord::words::words(base);
+    ws.iter().any(|w| has(&inf.request_words, w))
+        && ws
+            .last()
+            .is_some_and(|l| has(&inf.request_words, l) || has(&inf.request_suffixes, l))
+}
+
+/// The name a receiver chain starts from: `req` in `req.headers_mut().insert(..)`.
+fn root_name(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Name(n) => Some(n.as_str()),
+        ExprKind::Call {
+            receiver: Some(r), ..
+        }
+        | ExprKind::Field { receiver: r, .. } => root_name(r),
+        ExprKind::Unary { operand, .. } => root_name(operand),
+        _ => None,
+    }
 }
