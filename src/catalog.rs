@@ -123,6 +123,8 @@ pub struct Schedulers {
     pub quartz_clustered_property: String,
     pub spawners: Vec<String>,
     pub sleeps: Vec<String>,
+    /// Inference: words of calls that wait for a timer in a loop `main` starts.
+    pub inferred_waits: Vec<String>,
     pub cron_receivers: Vec<String>,
     pub cron_calls: Vec<String>,
 }

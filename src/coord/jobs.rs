@@ -19,6 +19,9 @@ pub struct Job<'p> {
     pub entries: Vec<(FnRef, &'p Expr)>,
     /// Functions the job runs as a whole.
     pub entry_fns: Vec<FnRef>,
+    /// Set when the job is inferred (a timer loop started from `main` through calls that are
+    /// not in the catalogue): what was inferred and why.
+    pub inferred: Option<String>,
 }
 
 const TIMER_WHY: &str = "the timer lives in this process, so every replica of the service starts its own and each one runs the job";
@@ -44,17 +47,26 @@ impl<'p> Coord<'p> {
             for (f, func) in unit.facts.functions.iter().enumerate() {
                 let at = FnRef { unit: u, f };
                 self.annotated_job(at, &mut out);
-                if !may_call[u] {
+                // `main` is looked at for tasks it starts through unlisted calls (inference).
+                if !may_call[u] && func.name.as_deref() != Some("main") {
                     continue;
                 }
                 let mut calls: Vec<&'p Expr> = Vec::new();
                 walk_stmts(&func.body, &mut |e| {
-                    if matches!(e.kind, ExprKind::Call { .. }) {
+                    if matches!(e.kind, ExprKind::Call { .. } | ExprKind::New { .. }) {
                         calls.push(e);
                     }
                 });
                 for c in calls {
-                    self.call_job(at, c, &mut out);
+                    if let ExprKind::New { ty, args, .. } = &c.kind {
+                        self.spawned_loop(at, c, simple_name(ty), args, &mut out);
+                    } else {
+                        let before = out.len();
+                        self.call_job(at, c, &mut out);
+                        if out.len() == before {
+                            self.boot_task_job(at, c, &mut out);
+                        }
+                    }
                 }
             }
             for (t, ty) in unit.facts.types.iter().enumerate() {
@@ -96,6 +108,7 @@ impl<'p> Coord<'p> {
                 why: ANNOTATION_WHY,
                 entries: Vec::new(),
                 entry_fns: vec![at],
+                inferred: None,
             });
             return;
         }
@@ -133,6 +146,7 @@ impl<'p> Coord<'p> {
                 why: STARTUP_WHY,
                 entries: Vec::new(),
                 entry_fns: vec![at],
+                inferred: None,
             });
         }
         // `@Bean CommandLineRunner billing(..) { return args -> ..; }`.
@@ -147,6 +161,7 @@ impl<'p> Coord<'p> {
                 why: STARTUP_WHY,
                 entries: Vec::new(),
                 entry_fns: vec![at],
+                inferred: None,
             });
         }
     }
@@ -187,6 +202,7 @@ impl<'p> Coord<'p> {
                     why: STARTUP_WHY,
                     entries: Vec::new(),
                     entry_fns: vec![at],
+                    inferred: None,
                 });
             }
         }
@@ -218,6 +234,7 @@ impl<'p> Coord<'p> {
                     why: QUARTZ_WHY,
                     entries: Vec::new(),
                     entry_fns: vec![at],
+                    inferred: None,
                 });
             }
         }
@@ -306,6 +323,7 @@ impl<'p> Coord<'p> {
                     why: TIMER_WHY,
                     entries,
                     entry_fns: Vec::new(),
+                    inferred: None,
                 });
             }
         };
@@ -326,19 +344,7 @@ impl<'p> Coord<'p> {
             return;
         }
         // `launch { while (..) { ..; delay(..) } }`, `tokio::spawn(async move { loop { tick } })`.
-        if s.spawners.iter().any(|x| x == name) {
-            let entries = self.task_args(at, args);
-            if !entries.is_empty() && entries.iter().any(|(f, e)| self.sleeps_in_loop(*f, e, 0)) {
-                out.push(Job {
-                    report: (at.unit, c.span),
-                    at,
-                    how: format!("`{name}` of a sleep loop"),
-                    why: LOOP_WHY,
-                    entries,
-                    entry_fns: Vec::new(),
-                });
-            }
-        }
+        self.spawned_loop(at, c, name, args, out);
         // Kotlin `CommandLineRunner { .. }` SAM in a function: reported on that function.
         if recv.is_none()
             && s.startup_types.iter().any(|(t, _)| t == name)
@@ -360,8 +366,125 @@ impl<'p> Coord<'p> {
                     why: STARTUP_WHY,
                     entries: vec![(at, &last.value)],
                     entry_fns: Vec::new(),
+                    inferred: None,
                 });
             }
+        }
+    }
+
+    /// `launch { while (..) { ..; delay(..) } }`, `tokio::spawn(async move { loop { tick } })`,
+    /// `new Thread(() -> { while (true) { ..; Thread.sleep(..) } })`: a spawned sleep loop.
+    fn spawned_loop(
+        &self,
+        at: FnRef,
+        c: &'p Expr,
+        name: &str,
+        args: &'p [crate::facts::Arg],
+        out: &mut Vec<Job<'p>>,
+    ) {
+        if !self.cat.coord.schedulers.spawners.iter().any(|x| x == name) {
+            return;
+        }
+        let entries = self.task_args(at, args);
+        if !entries.is_empty() && entries.iter().any(|(f, e)| self.sleeps_in_loop(*f, e, 0)) {
+            out.push(Job {
+                report: (at.unit, c.span),
+                at,
+                how: format!("`{name}` of a sleep loop"),
+                why: LOOP_WHY,
+                entries,
+                entry_fns: Vec::new(),
+                inferred: None,
+            });
+        }
+    }
+
+    /// Inference: does a call named `name`, not a project function, wait for a timer, a tick
+    /// or a cron time by its words (`next_tick`, `upcoming`, `awaitNextFire`)?
+    fn is_inferred_wait(&self, name: &str) -> bool {
+        let s = &self.cat.coord.schedulers;
+        crate::coord::words::words(name)
+            .iter()
+            .any(|w| s.inferred_waits.iter().any(|x| x == w))
+            && !self
+                .p
+                .fns_named(name)
+                .iter()
+                .any(|f| self.p.func(*f).has_body)
+    }
+
+    /// Inference: a task that `main` starts through a call idemlint does not list
+    /// (`acme_rt::spawn_task(billing_loop(client))`, `Workers.start(() -> ..)`) and that loops
+    /// forever waiting on a timer, tick or cron stream is a per-process scheduler.
+    fn boot_task_job(&self, at: FnRef, c: &'p Expr, out: &mut Vec<Job<'p>>) {
+        let ExprKind::Call { name, args, .. } = &c.kind else {
+            return;
+        };
+        let s = &self.cat.coord.schedulers;
+        if s.spawners.iter().any(|x| x == name) || self.p.func(at).name.as_deref() != Some("main") {
+            return;
+        }
+        // A project function called from main is the task itself only when it is handed on;
+        // one called directly is code main runs (its own loop is found below).
+        let entries = self.task_args(at, args);
+        if entries.is_empty() || !entries.iter().any(|(f, e)| self.task_loops_on_timer(*f, e)) {
+            return;
+        }
+        out.push(Job {
+            report: (at.unit, c.span),
+            at,
+            how: format!("`{name}` from `main`, of a timer loop (inferred)"),
+            why: LOOP_WHY,
+            entries,
+            entry_fns: Vec::new(),
+            inferred: Some(format!(
+                "`{name}` is not a scheduler or spawner idemlint knows; it is called from `main` with a task that loops forever waiting on a timer, so it is taken to run that loop in every process"
+            )),
+        });
+    }
+
+    /// Inference: is the task `e` (a lambda, a block, or a call of a project function that
+    /// is the task) itself an endless loop that waits on a timer? Loops further down, in what
+    /// the task calls, are not looked for: a known scheduler there is reported where it is.
+    fn task_loops_on_timer(&self, at: FnRef, e: &'p Expr) -> bool {
+        let bodies: Vec<FnRef> = match &e.kind {
+            ExprKind::Lambda(id) => vec![FnRef {
+                unit: at.unit,
+                f: *id,
+            }],
+            ExprKind::Call {
+                receiver,
+                name,
+                args,
+            } => self.flow.call_targets(at, receiver.as_deref(), name, args),
+            _ => Vec::new(),
+        };
+        let timer_loop = |f: FnRef, x: &'p Expr| {
+            let mut found = false;
+            walk_expr(x, &mut |y| {
+                if let ExprKind::Loop {
+                    kind, body, header, ..
+                } = &y.kind
+                    && *kind != LoopKind::ForEach
+                    && *kind != LoopKind::For
+                    && !header.iter().any(compares)
+                    && (self.has_sleep(f, body, true)
+                        || header.iter().any(|h| self.has_sleep(f, h, true)))
+                {
+                    found = true;
+                }
+            });
+            found
+        };
+        match &e.kind {
+            ExprKind::Block(_) => timer_loop(at, e),
+            _ => bodies.into_iter().any(|g| {
+                self.p
+                    .func(g)
+                    .body
+                    .iter()
+                    .any(|st| super::stmt_exprs(st).into_iter().any(|x| timer_loop(g, x)))
+            }),
         }
     }
 
@@ -512,7 +635,7 @@ impl<'p> Coord<'p> {
                 } if *kind != LoopKind::ForEach
                     && *kind != LoopKind::For
                     && !header.iter().any(compares)
-                    && self.has_sleep(f, body) =>
+                    && self.has_sleep(f, body, false) =>
                 {
                     found = true;
                 }
@@ -533,7 +656,7 @@ impl<'p> Coord<'p> {
                         if self.p.func(lf).body.iter().any(|st| {
                             super::stmt_exprs(st)
                                 .into_iter()
-                                .any(|z| self.has_sleep(lf, z))
+                                .any(|z| self.has_sleep(lf, z, false))
                         }) {
                             found = true;
                         }
@@ -580,9 +703,10 @@ impl<'p> Coord<'p> {
 
     /// Does `e` (a loop body) sleep on every pass, at its top level? A sleep inside a `catch`,
     /// an `if` or a `match` arm is a retry backoff, not a period.
-    fn has_sleep(&self, at: FnRef, e: &'p Expr) -> bool {
+    fn has_sleep(&self, at: FnRef, e: &'p Expr, infer: bool) -> bool {
         let s = &self.cat.coord.schedulers;
         let mut stack: Vec<(FnRef, &'p Expr)> = vec![(at, e)];
+        let mut inlined: Vec<FnRef> = Vec::new();
         let mut steps = 0;
         while let Some((f, x)) = stack.pop() {
             steps += 1;
@@ -591,6 +715,26 @@ impl<'p> Coord<'p> {
             }
             match &x.kind {
                 ExprKind::Call { name, .. } if s.sleeps.iter().any(|y| y == name) => return true,
+                ExprKind::Call { name, .. } if infer && self.is_inferred_wait(name) => return true,
+                // A project helper that sleeps (`sleepQuietly(60_000)`), looked into in place:
+                // a few of them, each once.
+                ExprKind::Call {
+                    receiver,
+                    name,
+                    args,
+                } if inlined.len() < 4 => {
+                    for g in self.flow.call_targets(f, receiver.as_deref(), name, args) {
+                        if self.p.func(g).has_body && !inlined.contains(&g) {
+                            inlined.push(g);
+                            for st in &self.p.func(g).body {
+                                for z in super::stmt_exprs(st) {
+                                    stack.push((g, z));
+                                }
+                            }
+                        }
+                    }
+                    x.for_each_child(|c| stack.push((f, c)));
+                }
                 ExprKind::If { .. } | ExprKind::Match { .. } | ExprKind::Loop { .. } => {}
                 ExprKind::Try { body, .. } => stack.push((f, body)),
                 // `runCatching { ..; delay(..) }`, `select!` arms: run in place.

@@ -53,7 +53,7 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
             help: "take a distributed lock keyed by the billing period before the money moves (`SELECT pg_try_advisory_lock(..)`, ShedLock `@SchedulerLock`, a Redisson lock) and claim each charge atomically (`INSERT .. ON CONFLICT DO NOTHING`, checked) with a key derived from customer and period".into(),
             symbol: ctx.symbol(job.at),
             origin: None,
-            inferred: None,
+            inferred: job.inferred.clone(),
         });
     }
 }
