@@ -105,6 +105,14 @@ pub struct Coordination {
     pub money: Money,
     pub endpoint: Vec<Endpoint>,
     pub locks: Locks,
+    pub config: ConfigRefs,
+}
+
+/// Annotations that give a field the value of a configuration key (`@Value("${psp.url}")`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigRefs {
+    pub annotations: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -148,7 +156,13 @@ pub struct Money {
 #[serde(deny_unknown_fields)]
 pub struct Endpoint {
     pub provider: String,
+    #[serde(default)]
     pub paths: Vec<String>,
+    /// The provider's API hosts (lower case): `host_paths` move money only on these.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    #[serde(default)]
+    pub host_paths: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -543,6 +557,8 @@ impl Catalog {
             c.coord.endpoint.push(Endpoint {
                 provider: "the provider".into(),
                 paths: ext.money_endpoints.clone(),
+                hosts: Vec::new(),
+                host_paths: Vec::new(),
             });
         }
         Box::leak(Box::new(c))

@@ -8,6 +8,7 @@
 pub mod baseline;
 pub mod catalog;
 pub mod config;
+pub mod config_values;
 pub mod coord;
 pub mod diff;
 pub mod discover;
@@ -148,18 +149,13 @@ pub fn timings_enabled() -> bool {
 /// Lints `paths` (files or directories).
 pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
     let (candidates, walk_errors, configs) = discover::discover_all(paths);
-    // Configuration lines the rules read (a clustered Quartz job store); small files only.
+    // Configuration the rules read (a clustered Quartz job store, the URL a `@Value` field
+    // is configured with); small files only.
     let config_texts: Vec<String> = configs
         .iter()
         .filter(|(_, test)| opts.include_tests || !test)
         .filter(|(p, _)| std::fs::metadata(p).is_ok_and(|m| m.len() < 1 << 20))
         .filter_map(|(p, _)| std::fs::read_to_string(p).ok())
-        .map(|t| {
-            t.lines()
-                .filter(|l| l.contains("lustered"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
         .filter(|t| !t.is_empty())
         .collect();
     let candidates: Vec<_> = candidates

@@ -261,6 +261,8 @@ const URL_WRAPPERS: &[&str] = &[
 struct Shaper<'p> {
     p: &'p Project,
     budget: std::cell::Cell<u32>,
+    /// Annotations that give a field a configured value (catalogue `[config]`).
+    config_annotations: Vec<String>,
 }
 
 impl<'p> Shaper<'p> {
@@ -441,8 +443,33 @@ impl<'p> Shaper<'p> {
                 let init = b.init.as_ref().expect("checked");
                 self.shape(u, None, init, depth + 1, out)
             }
+            // `@Value("${psp.base-url}") String baseUrl`: the configured value.
+            Some((u, b)) => match self.configured_value(b) {
+                Some((text, span)) => out.push(Piece::Lit {
+                    text: text.to_string(),
+                    unit: u,
+                    span,
+                }),
+                None => out.push(Piece::Hole),
+            },
             _ => out.push(Piece::Hole),
         }
+    }
+
+    /// The value a field's configuration annotation (`@Value("${psp.base-url}")`,
+    /// `@ConfigProperty(name = "psp.base-url")`, `@Property(name = ..)`; catalogue
+    /// `[config] annotations`) gives it, from the project's configuration files, with the
+    /// annotation's span.
+    fn configured_value(&self, b: &'p crate::facts::Binding) -> Option<(&'p str, Span)> {
+        let a = b
+            .annotations
+            .iter()
+            .find(|a| self.config_annotations.contains(&a.name))?;
+        let key = a.args.iter().find_map(|x| match &x.value.kind {
+            ExprKind::Str(s) => Some(crate::config_values::key_of(s)),
+            _ => None,
+        })?;
+        crate::config_values::lookup(&self.p.config_texts, key).map(|v| (v, a.span))
     }
 
     /// `format!("{}/v1/charges", base)`, `String.format("%s/v1/refunds", base)`: the
@@ -568,6 +595,19 @@ fn match_endpoint(cat: &Catalog, pieces: &[Piece]) -> Option<(String, String, us
             }
         }
     }
+    // Paths that move money only on the provider's own host (`/payments` at Adyen or
+    // Checkout.com): the URL, from a literal or the configuration, names that host.
+    let text: String = chars.iter().map(|(c, _)| c.to_ascii_lowercase()).collect();
+    for ep in &cat.coord.endpoint {
+        if !ep.hosts.iter().any(|h| text.contains(h.as_str())) {
+            continue;
+        }
+        for path in &ep.host_paths {
+            if let Some(start) = match_path(&chars, path) {
+                return Some((path.clone(), ep.provider.clone(), chars[start].1));
+            }
+        }
+    }
     None
 }
 
@@ -663,6 +703,7 @@ pub fn find<'p>(
         shaper: Shaper {
             p,
             budget: std::cell::Cell::new(u32::MAX),
+            config_annotations: cat.coord.config.annotations.clone(),
         },
         key_fns: Default::default(),
         calls: Default::default(),
