@@ -409,6 +409,8 @@ pub struct InferredInterceptor {
     pub override_annotations: Vec<String>,
     /// Library callbacks that run once per request built, not per attempt.
     pub not_supertypes: Vec<String>,
+    /// Import prefixes of server frameworks: their callbacks handle incoming requests.
+    pub server_imports: Vec<String>,
     /// What the findings say about it.
     pub entry: InterceptorEntry,
 }

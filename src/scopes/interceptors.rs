@@ -690,6 +690,15 @@ fn inferred_callbacks(
         else {
             continue;
         };
+        if facts.imports.iter().any(|i| {
+            i.contains(library)
+                && inf
+                    .server_imports
+                    .iter()
+                    .any(|pre| i.starts_with(pre.as_str()))
+        }) {
+            continue;
+        }
         if ty
             .methods
             .iter()

@@ -429,7 +429,23 @@ fn inferred_retry_call(
         || has(&cat.retry.publishers.retry_operators, name)
         || has(&cat.retry.callbacks.handlers, name)
         || (lang == Lang::Rust && matches!(name, "retry" | "retry_with"));
-    if listed || p.fns_named(name).iter().any(|f| p.func(*f).has_body) {
+    // A project function of that name is the call, unless the receiver is a field declared
+    // with a type the project does not declare (`private final Backoff backoff`, beside a
+    // Quartz job's own `execute`).
+    let library_receiver = match receiver.map(|r| &r.kind) {
+        Some(ExprKind::Name(n)) | Some(ExprKind::Field { name: n, .. }) => {
+            let mut decls = p.fields_named(n).peekable();
+            decls.peek().is_some()
+                && decls.all(|(_, b)| {
+                    b.ty.as_deref().is_some_and(|t| {
+                        p.types_named(simple_name(t.split('<').next().unwrap_or(t)))
+                            .is_empty()
+                    })
+                })
+        }
+        _ => false,
+    };
+    if listed || (!library_receiver && p.fns_named(name).iter().any(|f| p.func(*f).has_body)) {
         return None;
     }
     let method = words(name);
