@@ -18,7 +18,7 @@ use crate::project::{FnRef, Project, walk_expr, walk_stmts};
 /// The object a call chain starts from, through calls and fields: `options` in
 /// `options.toBuilder().build()` and in `options.headers.put(..)` (`events::chain_root`
 /// stops at a field).
-fn chain_root_expr(e: &Expr) -> &Expr {
+pub(crate) fn chain_root_expr(e: &Expr) -> &Expr {
     let mut e = peel(e);
     loop {
         match &e.kind {

@@ -447,7 +447,23 @@ impl<'p> Coord<'p> {
     /// is the task) itself an endless loop that waits on a timer? Loops further down, in what
     /// the task calls, are not looked for: a known scheduler there is reported where it is.
     fn task_loops_on_timer(&self, at: FnRef, e: &'p Expr) -> bool {
+        let timer_loop = |f: FnRef, x: &'p Expr| {
+            let mut found = false;
+            walk_expr(x, &mut |y| {
+                if let ExprKind::Loop {
+                    kind, body, header, ..
+                } = &y.kind
+                    && unbounded(*kind, header)
+                    && (self.has_sleep(f, body, true)
+                        || header.iter().any(|h| self.has_sleep(f, h, true)))
+                {
+                    found = true;
+                }
+            });
+            found
+        };
         let bodies: Vec<FnRef> = match &e.kind {
+            ExprKind::Block(_) => return timer_loop(at, e),
             ExprKind::Lambda(id) => vec![FnRef {
                 unit: at.unit,
                 f: *id,
@@ -457,35 +473,15 @@ impl<'p> Coord<'p> {
                 name,
                 args,
             } => self.flow.call_targets(at, receiver.as_deref(), name, args),
-            _ => Vec::new(),
+            _ => return false,
         };
-        let timer_loop = |f: FnRef, x: &'p Expr| {
-            let mut found = false;
-            walk_expr(x, &mut |y| {
-                if let ExprKind::Loop {
-                    kind, body, header, ..
-                } = &y.kind
-                    && *kind != LoopKind::ForEach
-                    && *kind != LoopKind::For
-                    && !header.iter().any(compares)
-                    && (self.has_sleep(f, body, true)
-                        || header.iter().any(|h| self.has_sleep(f, h, true)))
-                {
-                    found = true;
-                }
-            });
-            found
-        };
-        match &e.kind {
-            ExprKind::Block(_) => timer_loop(at, e),
-            _ => bodies.into_iter().any(|g| {
-                self.p
-                    .func(g)
-                    .body
-                    .iter()
-                    .any(|st| super::stmt_exprs(st).into_iter().any(|x| timer_loop(g, x)))
-            }),
-        }
+        bodies.into_iter().any(|g| {
+            self.p
+                .func(g)
+                .body
+                .iter()
+                .any(|st| super::stmt_exprs(st).into_iter().any(|x| timer_loop(g, x)))
+        })
     }
 
     /// The task arguments of a scheduling call: lambdas, method references, `Runnable`
@@ -632,11 +628,7 @@ impl<'p> Coord<'p> {
                 // (`while (attempt < max)`).
                 ExprKind::Loop {
                     kind, body, header, ..
-                } if *kind != LoopKind::ForEach
-                    && *kind != LoopKind::For
-                    && !header.iter().any(compares)
-                    && self.has_sleep(f, body, false) =>
-                {
+                } if unbounded(*kind, header) && self.has_sleep(f, body, false) => {
                     found = true;
                 }
                 // Kotlin `repeat(Int.MAX_VALUE) { ..; delay(..) }`.
@@ -799,6 +791,12 @@ impl<'p> Coord<'p> {
 }
 
 /// Does a loop header compare (`attempt < maxAttempts`)?
+/// `while (running)`, `while (true)`, `loop { }`: a loop that is not over a collection and not
+/// bounded by a comparison (`while (attempt < max)` is a retry).
+fn unbounded(kind: LoopKind, header: &[Expr]) -> bool {
+    kind != LoopKind::ForEach && kind != LoopKind::For && !header.iter().any(compares)
+}
+
 fn compares(e: &Expr) -> bool {
     let mut yes = false;
     walk_expr(e, &mut |x| {

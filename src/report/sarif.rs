@@ -114,10 +114,6 @@ fn lower_precision(p: &str) -> &'static str {
     }
 }
 
-fn message_text(f: &ReportFinding) -> String {
-    super::message_text(f)
-}
-
 /// "Made here → used there" as a SARIF code flow, when the value comes from a helper.
 fn code_flow(report: &Report, base: &Path, f: &ReportFinding) -> Option<Value> {
     let made = f
@@ -184,7 +180,7 @@ fn result(
         "ruleId": f.rule.code,
         "ruleIndex": rule_index,
         "level": f.level.as_str(),
-        "message": {"text": message_text(f)},
+        "message": {"text": super::message_text(f)},
         "locations": [{
             "physicalLocation": location(report, base, f.file, region(src, f.start, f.end, f.span)),
             "logicalLocations": [{"fullyQualifiedName": f.symbol}],

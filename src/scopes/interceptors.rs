@@ -684,7 +684,7 @@ fn inferred_callbacks(
         let Some(library) = ty
             .supertypes
             .iter()
-            .map(|s| simple_name(s.split('<').next().unwrap_or(s)))
+            .map(|s| simple_name(s))
             .find(|s| p.types_named(s).is_empty())
             .filter(|s| !has(&inf.not_supertypes, s))
         else {
@@ -733,7 +733,8 @@ fn inferred_callbacks(
                 } = &e.kind
                     && args.len() >= 2
                     && has(&inf.header_calls, name)
-                    && root_name(r) == Some(req.name.as_str())
+                    && matches!(&crate::coord::endpoints::chain_root_expr(r).kind,
+                        ExprKind::Name(n) if *n == req.name)
                 {
                     sets = true;
                 }
@@ -767,27 +768,9 @@ fn inferred_callbacks(
 /// Is a parameter of type `ty` a request? (`HttpRequest`, `&mut http::Request<Body>`,
 /// `ClientRequest`, `RequestBuilder`, `RequestContext`; not `RequestOptions` or `RequestId`.)
 fn is_request_type(inf: &crate::catalog::InferredInterceptor, ty: &str) -> bool {
-    let base = ty.split('<').next().unwrap_or(ty);
-    let base = simple_name(
-        base.trim_start_matches(['&', ' '])
-            .trim_start_matches("mut "),
-    );
-    let ws = crate::coord::words::words(base);
+    let ws = crate::coord::words::words(simple_name(&crate::lang::clean_type(ty)));
     ws.iter().any(|w| has(&inf.request_words, w))
         && ws
             .last()
             .is_some_and(|l| has(&inf.request_words, l) || has(&inf.request_suffixes, l))
-}
-
-/// The name a receiver chain starts from: `req` in `req.headers_mut().insert(..)`.
-fn root_name(e: &Expr) -> Option<&str> {
-    match &e.kind {
-        ExprKind::Name(n) => Some(n.as_str()),
-        ExprKind::Call {
-            receiver: Some(r), ..
-        }
-        | ExprKind::Field { receiver: r, .. } => root_name(r),
-        ExprKind::Unary { operand, .. } => root_name(operand),
-        _ => None,
-    }
 }

@@ -141,6 +141,19 @@ fn lambda_of(e: &Expr) -> Option<FnId> {
 }
 
 fn add_lambda(out: &mut RetryScopes, p: &Project, u: usize, id: FnId, what: String, why: String) {
+    add_lambda_scope(out, p, u, id, what, why, None);
+}
+
+/// [`add_lambda`], for a scope that may be inferred.
+fn add_lambda_scope(
+    out: &mut RetryScopes,
+    p: &Project,
+    u: usize,
+    id: FnId,
+    what: String,
+    why: String,
+    inferred: Option<String>,
+) {
     let anchor = p.units[u].facts.functions[id].name_span;
     out.fns.entry(FnRef { unit: u, f: id }).or_insert_with(|| {
         Arc::new(RetryScope {
@@ -148,7 +161,7 @@ fn add_lambda(out: &mut RetryScopes, p: &Project, u: usize, id: FnId, what: Stri
             anchor,
             what,
             why,
-            inferred: None,
+            inferred,
         })
     });
 }
@@ -221,8 +234,15 @@ fn calls(
     };
     let lang = p.units[u].lang;
     // Retry APIs.
+    // Whether a catalogued retry API matches (those that need a later call too count: the
+    // inference below leaves them alone).
+    let mut listed = false;
     for api in &cat.retry.api {
-        if !api.requires_later.is_empty() || !api_matches(api, lang, receiver.as_deref(), name) {
+        if !api_matches(api, lang, receiver.as_deref(), name) {
+            continue;
+        }
+        listed = true;
+        if !api.requires_later.is_empty() {
             continue;
         }
         for (i, a) in args.iter().enumerate() {
@@ -244,22 +264,21 @@ fn calls(
             }
         }
     }
-    if let Some(how) = inferred_retry_call(p, cat, lang, receiver.as_deref(), name) {
+    if let Some(how) = inferred_retry_call(p, cat, lang, listed, receiver.as_deref(), name) {
         for a in args {
             if let Some(id) = lambda_of(&a.value) {
                 let label = call_label(receiver.as_deref(), name);
-                let anchor = p.units[u].facts.functions[id].name_span;
-                out.fns.entry(FnRef { unit: u, f: id }).or_insert_with(|| {
-                    Arc::new(RetryScope {
-                        anchor_unit: u,
-                        anchor,
-                        what: format!("this function is retried by `{label}` (inferred)"),
-                        why: format!("{}.", cat.retry.inferred.why),
-                        inferred: Some(format!(
-                            "`{label}` is not a retry API idemlint knows; {how}, so the function passed to it is taken to run again on every attempt"
-                        )),
-                    })
-                });
+                add_lambda_scope(
+                    out,
+                    p,
+                    u,
+                    id,
+                    format!("this function is retried by `{label}` (inferred)"),
+                    format!("{}.", cat.retry.inferred.why),
+                    Some(format!(
+                        "`{label}` is not a retry API idemlint knows; {how}, so the function passed to it is taken to run again on every attempt"
+                    )),
+                );
             }
         }
     }
@@ -413,19 +432,17 @@ fn calls(
 /// given? Returns why (for the finding), from the catalogue's `[inferred]` words: the method's
 /// name says it retries (`withBackoff`, `retrying`, `executeWithRetry`), or its receiver is a
 /// retrier (`retrier.run`, `paymentRetryer.call`), not data about retries (`retryCount.let`).
+/// `listed`: a catalogued retry API matched the call.
 fn inferred_retry_call(
     p: &Project,
     cat: &'static Catalog,
     lang: Lang,
+    listed: bool,
     receiver: Option<&Expr>,
     name: &str,
 ) -> Option<String> {
     let inf = &cat.retry.inferred;
-    let listed = cat
-        .retry
-        .api
-        .iter()
-        .any(|api| api_matches(api, lang, receiver, name))
+    let listed = listed
         || has(&cat.retry.publishers.retry_operators, name)
         || has(&cat.retry.callbacks.handlers, name)
         || (lang == Lang::Rust && matches!(name, "retry" | "retry_with"));
@@ -437,10 +454,8 @@ fn inferred_retry_call(
             let mut decls = p.fields_named(n).peekable();
             decls.peek().is_some()
                 && decls.all(|(_, b)| {
-                    b.ty.as_deref().is_some_and(|t| {
-                        p.types_named(simple_name(t.split('<').next().unwrap_or(t)))
-                            .is_empty()
-                    })
+                    b.ty.as_deref()
+                        .is_some_and(|t| p.types_named(simple_name(t)).is_empty())
                 })
         }
         _ => false,
