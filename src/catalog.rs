@@ -356,6 +356,10 @@ pub struct LocalUses {
     pub macros: Vec<String>,
     /// Calls and macros that only build a value from their arguments (`Map.of`, `format!`).
     pub value_calls: Vec<String>,
+    /// First words of a SQL statement: a call given one as a string literal, or a chain
+    /// started by one (`db.execute("INSERT ..", &[&key])`, `sqlx::query("UPDATE ..").bind(key)`),
+    /// talks to our own database.
+    pub sql_statements: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -662,6 +666,16 @@ impl Catalog {
     }
 
     /// Is `name` (a header, attribute, map key or JSON field name) an idempotency key name?
+    /// A string literal that is a key's name: name-like (`"Idempotency-Key"`,
+    /// `"stripe.idempotency_key"`), not a message that mentions one (`"missing
+    /// Idempotency-Key for {}"`, `"open key {idempotency_key}"`).
+    pub fn is_key_name_literal(&self, s: &str) -> bool {
+        s.len() <= 64
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && self.is_key_name(s)
+    }
+
     pub fn is_key_name(&self, name: &str) -> bool {
         // Cheap rejection before normalising.
         if !self.key_name_fragments.is_empty()
@@ -825,6 +839,26 @@ mod tests {
             "",
         ] {
             assert!(!c.is_key_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn key_name_literals_are_names_not_messages() {
+        let c = Catalog::builtin();
+        for n in [
+            "Idempotency-Key",
+            "stripe.idempotency_key",
+            "X-Idempotency-Key",
+        ] {
+            assert!(c.is_key_name_literal(n), "{n}");
+        }
+        for n in [
+            "opened tab {tab_id} (open key {idempotency_key})",
+            "missing Idempotency-Key",
+            "retrying with idempotency_key",
+        ] {
+            assert!(c.is_key_name(n), "{n} ends with a key name");
+            assert!(!c.is_key_name_literal(n), "{n} is a message");
         }
     }
 

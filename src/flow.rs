@@ -59,6 +59,19 @@ pub struct KeyFlow {
     /// The function whose body contains the sink.
     pub sink_fn: FnRef,
     pub kind: FlowKind,
+    pub sink_kind: SinkKind,
+}
+
+/// What a sink says, by itself, about where its key goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SinkKind {
+    /// Onto a request by its shape: a header, map key or JSON field named like a key, an SDK's
+    /// key argument, a helper parameter that the helper puts under a key header.
+    Request,
+    /// Only named like a key: a local, field, setter, named argument, record component or
+    /// parameter called `idempotencyKey`. It is the key of a request only when a use of it
+    /// reaches one (`outbound::verdict`).
+    Named,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -367,6 +380,7 @@ impl<'p> Flow<'p> {
                     sink: p.span,
                     sink_fn: f,
                     kind: FlowKind::ParamDefault,
+                    sink_kind: SinkKind::Named,
                 });
             }
         }
@@ -1859,6 +1873,46 @@ impl<'f, 'p> Ev<'f, 'p> {
         }
     }
 
+    /// Is a call on `receiver` (`name` when it has none) a call on a library's object? Down
+    /// a fluent chain to what it starts from (`RequestOptions.builder().setApiKey(..)` starts
+    /// from the type `RequestOptions`; `request.toBuilder()..` from the local `request`), whose
+    /// declared or named type must be known and not a project type. A call with no receiver
+    /// is a library's when no project function has its name.
+    fn library_object(&self, receiver: Option<&Expr>, name: &str) -> bool {
+        let p = self.flow.p;
+        let Some(mut r) = receiver else {
+            // A free function no project function is called, and not a project type's
+            // constructor (Kotlin `X(..)`).
+            let project_ctor =
+                name.starts_with(char::is_uppercase) && !p.types_named(name).is_empty();
+            return p.count_named(name) == 0 && !project_ctor;
+        };
+        while let ExprKind::Call {
+            receiver: Some(inner),
+            ..
+        } = &r.kind
+        {
+            r = inner;
+        }
+        let ty = self.receiver_type(r).or_else(|| match &r.kind {
+            ExprKind::New { ty, .. } => ty.split(['.', ':', '<']).next().map(str::to_string),
+            ExprKind::Call {
+                receiver: None,
+                name,
+                ..
+            } => name
+                .starts_with(char::is_uppercase)
+                .then(|| name.to_string()),
+            _ => r
+                .path_text()
+                .filter(|t| simple_name(t).starts_with(char::is_uppercase)),
+        });
+        ty.is_some_and(|t| {
+            let first = t.split(['.', ':', '<']).next().unwrap_or(&t);
+            p.types_named(simple_name(&t)).is_empty() && p.types_named(first).is_empty()
+        })
+    }
+
     fn is_header_name_ctor(&self, name: &str) -> bool {
         self.flow
             .cat
@@ -1872,15 +1926,11 @@ impl<'f, 'p> Ev<'f, 'p> {
     /// literals count (`"Idempotency-Key"`, `"stripe.idempotency_key"`), not log messages
     /// that mention one (`"missing Idempotency-Key for {}"`).
     fn is_key_name_expr(&self, e: &Expr) -> bool {
-        self.literal_name(e).is_some_and(|n| {
-            n.len() <= 64
-                && n.chars()
-                    .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
-                && self.flow.cat.is_key_name(&n)
-        })
+        self.literal_name(e)
+            .is_some_and(|n| self.flow.cat.is_key_name_literal(&n))
     }
 
-    fn push_flow(&mut self, value: &Expr, sink: Span, out: &mut Vec<KeyFlow>) {
+    fn push_flow(&mut self, value: &Expr, sink: Span, sink_kind: SinkKind, out: &mut Vec<KeyFlow>) {
         if let (Some(names), ExprKind::Name(n)) = (&mut self.sink_names, &value.kind) {
             names.push(n.to_string());
         }
@@ -1894,6 +1944,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                 sink,
                 sink_fn: self.at,
                 kind: FlowKind::Direct,
+                sink_kind,
             });
         }
     }
@@ -1902,7 +1953,7 @@ impl<'f, 'p> Ev<'f, 'p> {
         if let Some(init) = &b.init
             && self.flow.cat.is_key_variable(&b.name)
         {
-            self.push_flow(init, b.name_span, out);
+            self.push_flow(init, b.name_span, SinkKind::Named, out);
         }
     }
 
@@ -1911,14 +1962,18 @@ impl<'f, 'p> Ev<'f, 'p> {
         let cat = self.flow.cat;
         match &e.kind {
             ExprKind::Assign { target, value, .. } => {
-                let is_sink = match &target.kind {
-                    ExprKind::Name(n) | ExprKind::Field { name: n, .. } => cat.is_key_variable(n),
+                let kind = match &target.kind {
+                    ExprKind::Name(n) | ExprKind::Field { name: n, .. } => {
+                        cat.is_key_variable(n).then_some(SinkKind::Named)
+                    }
                     // `request.headers["Idempotency-Key"] = v`, `headers[IDEMPOTENCY_KEY] = v`
-                    ExprKind::Index { index, .. } => self.is_key_name_expr(index),
-                    _ => false,
+                    ExprKind::Index { index, .. } => {
+                        self.is_key_name_expr(index).then_some(SinkKind::Request)
+                    }
+                    _ => None,
                 };
-                if is_sink {
-                    self.push_flow(value, target.span, out);
+                if let Some(kind) = kind {
+                    self.push_flow(value, target.span, kind, out);
                 }
             }
             ExprKind::Call {
@@ -1926,7 +1981,25 @@ impl<'f, 'p> Ev<'f, 'p> {
                 name,
                 args,
             } => {
-                self.args_sinks(args, out);
+                // A library's own key slot (an SDK option setter, a named argument of a
+                // library call) is on a request; a project type's is only named like one.
+                let lib_kind = |ev: &Self| {
+                    if ev.library_object(receiver.as_deref(), name) {
+                        SinkKind::Request
+                    } else {
+                        SinkKind::Named
+                    }
+                };
+                if args.iter().any(|a| {
+                    a.name
+                        .as_deref()
+                        .is_some_and(|n| cat.is_key_variable(n) || cat.is_key_name(n))
+                }) {
+                    let kind = lib_kind(self);
+                    self.args_sinks(args, kind, out);
+                } else {
+                    self.args_sinks(args, SinkKind::Named, out);
+                }
                 // Kotlin `"Idempotency-Key" to key`.
                 if name == "to"
                     && receiver
@@ -1934,7 +2007,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                         .is_some_and(|r| self.is_key_name_expr(r))
                     && let Some(a) = args.first()
                 {
-                    self.push_flow(&a.value, a.value.span, out);
+                    self.push_flow(&a.value, a.value.span, SinkKind::Request, out);
                 }
                 // `headers.computeIfAbsent("Idempotency-Key") { .. }`,
                 // `headers.entry("idempotency-key").or_insert_with(|| ..)`: a key invented when
@@ -1951,13 +2024,14 @@ impl<'f, 'p> Ev<'f, 'p> {
                             .iter()
                             .find(|a| matches!(a.value.kind, ExprKind::Lambda(_)))
                     {
-                        self.push_flow(&l.value, l.value.span, out);
+                        self.push_flow(&l.value, l.value.span, SinkKind::Request, out);
                     }
                 }
                 if cat.is_key_setter(name)
                     && let Some(a) = args.iter().rfind(|a| a.name.is_none())
                 {
-                    self.push_flow(&a.value, a.value.span, out);
+                    let kind = lib_kind(self);
+                    self.push_flow(&a.value, a.value.span, kind, out);
                 }
                 // A payment SDK's positional key: `requestPayment(request, key)`, Kotlin
                 // `CreatePaymentRequest.Builder(source, key)`.
@@ -1965,7 +2039,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                     cat.sdk_key_arg(name, || receiver.as_deref().and_then(|r| r.path_text()))
                     && let Some(a) = args.get(i)
                 {
-                    self.push_flow(&a.value, a.value.span, out);
+                    self.push_flow(&a.value, a.value.span, SinkKind::Request, out);
                 }
                 self.param_sinks(receiver.as_deref(), name, args, out);
                 // Helpers that put a fresh key in a sink themselves.
@@ -2011,11 +2085,24 @@ impl<'f, 'p> Ev<'f, 'p> {
                         sink: e.span,
                         sink_fn: self.at,
                         kind: FlowKind::HelperSetsKey,
+                        sink_kind: SinkKind::Request,
                     });
                 }
             }
             ExprKind::New { ty, args, .. } => {
-                self.args_sinks(args, out);
+                // Fields of a library's struct or request (`stripe::CreateRefund { .. }`) are
+                // on a request; a project type's are only named like a key.
+                let p = self.flow.p;
+                let kind = if p
+                    .types_named(ty.split(['.', ':', '<']).next().unwrap_or(ty))
+                    .is_empty()
+                    && p.types_named(simple_name(ty)).is_empty()
+                {
+                    SinkKind::Request
+                } else {
+                    SinkKind::Named
+                };
+                self.args_sinks(args, kind, out);
                 self.constructor_sinks(ty, args, out);
                 // `new CreatePaymentRequest.Builder(source, key)`.
                 let (owner, last) = match ty.rsplit_once('.') {
@@ -2025,11 +2112,11 @@ impl<'f, 'p> Ev<'f, 'p> {
                 if let Some(i) = cat.sdk_key_arg(last, || owner)
                     && let Some(a) = args.get(i)
                 {
-                    self.push_flow(&a.value, a.value.span, out);
+                    self.push_flow(&a.value, a.value.span, SinkKind::Request, out);
                 }
             }
             ExprKind::Macro { args, .. } => {
-                self.args_sinks(args, out);
+                self.args_sinks(args, SinkKind::Request, out);
             }
             // A name/value pair for a list of headers: Rust `("Idempotency-Key", key)`.
             ExprKind::Other(parts)
@@ -2037,7 +2124,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                     && self.is_key_name_expr(&parts[0])
                     && !self.is_key_name_expr(&parts[1]) =>
             {
-                self.push_flow(&parts[1], parts[1].span, out);
+                self.push_flow(&parts[1], parts[1].span, SinkKind::Request, out);
             }
             _ => {}
         }
@@ -2045,12 +2132,14 @@ impl<'f, 'p> Ev<'f, 'p> {
 
     /// `header("Idempotency-Key", v)`, `Map.of("idempotency_key", v)`, named arguments
     /// `idempotencyKey = v`, struct fields, `json!({"idempotency_key": v})`.
-    fn args_sinks(&mut self, args: &[Arg], out: &mut Vec<KeyFlow>) {
+    /// `named` is what a named argument called like a key is: on a request for a library's
+    /// call or struct, only named for a project type's.
+    fn args_sinks(&mut self, args: &[Arg], named: SinkKind, out: &mut Vec<KeyFlow>) {
         let cat = self.flow.cat;
         for (i, a) in args.iter().enumerate() {
             if let Some(n) = &a.name {
                 if cat.is_key_variable(n) || cat.is_key_name(n) {
-                    self.push_flow(&a.value, a.value.span, out);
+                    self.push_flow(&a.value, a.value.span, named, out);
                 }
                 continue;
             }
@@ -2059,7 +2148,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                 && let Some(v) = args.get(i + 1)
                 && !self.is_key_name_expr(&v.value)
             {
-                self.push_flow(&v.value, v.value.span, out);
+                self.push_flow(&v.value, v.value.span, SinkKind::Request, out);
             }
         }
     }
@@ -2095,20 +2184,25 @@ impl<'f, 'p> Ev<'f, 'p> {
                     .callees(self.at, receiver, rt.as_deref(), name, args)
                     .0
             };
-        let mut key_idx: Option<usize> = None;
+        // The parameter, and whether the helper is known to put it on a request (a header
+        // annotation, or a header call it makes with it) rather than only named like a key.
+        let mut key_idx: Option<(usize, SinkKind)> = None;
         for c in candidates {
             let f = self.flow.p.func(c);
             let params: Vec<_> = f.params.iter().filter(|p| p.name != "self").collect();
             for (i, p) in params.iter().enumerate() {
-                let by_name = cat.is_key_variable(&p.name);
                 let by_annotation = p.annotations.iter().any(|a| {
                     matches!(
                         a.name.as_str(),
                         "Header" | "RequestHeader" | "HeaderParam" | "Param"
                     ) && a.args.iter().any(|x| self.is_key_name_expr(&x.value))
                 });
-                if by_name || by_annotation {
-                    key_idx = Some(i);
+                if by_annotation {
+                    key_idx = Some((i, SinkKind::Request));
+                    break;
+                }
+                if cat.is_key_variable(&p.name) {
+                    key_idx = Some((i, SinkKind::Named));
                     break;
                 }
             }
@@ -2116,14 +2210,14 @@ impl<'f, 'p> Ev<'f, 'p> {
                 break;
             }
             if let Some(i) = self.flow.key_param_of(c) {
-                key_idx = Some(i);
+                key_idx = Some((i, SinkKind::Request));
                 break;
             }
         }
-        if let Some(i) = key_idx
+        if let Some((i, kind)) = key_idx
             && let Some(a) = args.get(i).filter(|a| a.name.is_none())
         {
-            self.push_flow(&a.value, a.value.span, out);
+            self.push_flow(&a.value, a.value.span, kind, out);
         }
     }
 }
@@ -2201,7 +2295,7 @@ impl Ev<'_, '_> {
         let Some(names) = names else { return };
         if let Some(i) = names.iter().position(|n| cat.is_key_variable(n)) {
             let a = &args[i];
-            self.push_flow(&a.value, a.value.span, out);
+            self.push_flow(&a.value, a.value.span, SinkKind::Named, out);
         }
     }
 }

@@ -3,11 +3,15 @@
 //! classes are registered.
 
 use crate::facts::{
-    Binding, Expr, ExprKind, FileFacts, FnId, Function, Lang, Stmt, TypeId, simple_name,
+    Binding, Expr, ExprKind, FileFacts, FnId, Function, Lang, Span, Stmt, Text, TypeId, simple_name,
 };
 use crate::hash::{HashMap, HashSet};
 use crate::source::SourceFile;
 use rayon::prelude::*;
+
+/// Call name -> (caller, call span). Names as in the facts: cloning one is a copy, not an
+/// allocation, for names of up to 24 bytes.
+type CallIndex = HashMap<Text, Vec<(FnRef, Span)>>;
 
 /// One parsed file.
 pub struct Unit {
@@ -74,6 +78,9 @@ pub struct Project {
     pub sink_gate: std::sync::OnceLock<crate::gate::SinkGate>,
     /// Constructions that hand a lambda to a constructor (built on first use).
     pub constructions: std::sync::OnceLock<crate::wiring::Constructions>,
+    /// Call name -> (caller, call span) for every call or method reference in the project
+    /// (built on first use).
+    calls_by_name: std::sync::OnceLock<CallIndex>,
     /// Text of configuration files next to the sources (`application.properties`,
     /// `application.yml`, `quartz.properties`) that the coordination rules read.
     pub config_texts: Vec<String>,
@@ -123,6 +130,7 @@ impl Project {
             config_texts: Vec::new(),
             sink_gate: std::sync::OnceLock::new(),
             constructions: std::sync::OnceLock::new(),
+            calls_by_name: std::sync::OnceLock::new(),
             fields_by_name: HashMap::default(),
         };
         let mut fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>> =
@@ -446,6 +454,39 @@ impl Project {
             .and_then(|m| m.get(name))
             .map(|v| v.as_slice())
             .unwrap_or(&[])
+    }
+
+    /// Every call (or method reference) in the project named `name`: (function it is written
+    /// in, call span).
+    pub fn calls_named(&self, name: &str) -> &[(FnRef, Span)] {
+        self.calls_by_name
+            .get_or_init(|| {
+                let per_unit: Vec<Vec<(Text, FnRef, Span)>> = self
+                    .units
+                    .par_iter()
+                    .enumerate()
+                    .map(|(u, unit)| {
+                        let mut v = Vec::new();
+                        for (f, func) in unit.facts.functions.iter().enumerate() {
+                            walk_stmts(&func.body, &mut |e| {
+                                if let ExprKind::Call { name, .. }
+                                | ExprKind::MethodRef { name, .. } = &e.kind
+                                {
+                                    v.push((name.clone(), FnRef { unit: u, f }, e.span));
+                                }
+                            });
+                        }
+                        v
+                    })
+                    .collect();
+                let mut m = CallIndex::default();
+                for (name, at, span) in per_unit.into_iter().flatten() {
+                    m.entry(name).or_default().push((at, span));
+                }
+                m
+            })
+            .get(name)
+            .map_or(&[], Vec::as_slice)
     }
 
     pub fn count_named(&self, name: &str) -> usize {
@@ -946,6 +987,20 @@ impl Project {
         }
         None
     }
+}
+
+/// The call or method reference at `span` in `func`'s body (not in its lambdas).
+pub fn find_call(func: &Function, span: Span) -> Option<&Expr> {
+    let mut found = None;
+    walk_stmts(&func.body, &mut |x| {
+        if found.is_none()
+            && x.span == span
+            && matches!(x.kind, ExprKind::Call { .. } | ExprKind::MethodRef { .. })
+        {
+            found = Some(x);
+        }
+    });
+    found
 }
 
 /// Calls `f` on every expression in `stmts`, depth first, without entering lambda bodies

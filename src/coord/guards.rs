@@ -538,17 +538,17 @@ impl<'p> Coord<'p> {
         let Some(name) = self.p.func(named).name.clone() else {
             return false;
         };
-        let sites = self.calls_named(&name);
+        let sites = self.p.calls_named(&name);
         // Bounded work: a helper called from everywhere is not "always called under a lock".
         if sites.len() > 64 {
             return false;
         }
         let mut any = false;
-        for (caller, span) in sites {
+        for &(caller, span) in sites {
             if caller == named || self.p.ancestors(caller).any(|a| a == named) {
                 continue;
             }
-            let Some(call) = find_expr(self.p.func(caller), span) else {
+            let Some(call) = crate::project::find_call(self.p.func(caller), span) else {
                 continue;
             };
             let targets = match &call.kind {
@@ -590,19 +590,6 @@ fn push_lambda<'p>(co: &Coord<'p>, f: FnRef, id: usize, out: &mut Vec<(FnRef, &'
             f: id,
         },
     ));
-}
-
-fn find_expr(func: &crate::facts::Function, span: crate::facts::Span) -> Option<&Expr> {
-    let mut found = None;
-    walk_stmts(&func.body, &mut |x| {
-        if found.is_none()
-            && x.span == span
-            && matches!(x.kind, ExprKind::Call { .. } | ExprKind::MethodRef { .. })
-        {
-            found = Some(x);
-        }
-    });
-    found
 }
 
 /// Is this branch an early exit (`return`, `continue`, `throw`, `break`, or a short block

@@ -14,7 +14,7 @@ pub mod sdk;
 pub mod words;
 
 use crate::catalog::Catalog;
-use crate::facts::{Binding, Expr, ExprKind, FnKind, Span, Stmt, Text};
+use crate::facts::{Binding, Expr, ExprKind, FnKind, Span, Stmt};
 use crate::flow::Flow;
 use crate::hash::HashMap;
 use crate::project::{FnRef, Project, Targets, walk_expr, walk_stmts};
@@ -29,10 +29,6 @@ type ConstKey = (usize, Option<String>, String);
 /// Answers of [`Coord::reach_fn`], each with the functions of the part it was answered in.
 type Answers = HashMap<FnRef, (Reach, Arc<[FnRef]>)>;
 
-/// Call name -> (caller, call span). Names as in the facts: cloning one is a copy, not an
-/// allocation, for names of up to 24 bytes.
-type CallIndex = HashMap<Text, Vec<(FnRef, Span)>>;
-
 /// What the analyses of one run share across threads: the POST sites, and every answer of
 /// [`Coord::reach_fn`] with the call cycle (strongly connected part) it was answered in.
 ///
@@ -45,8 +41,6 @@ type CallIndex = HashMap<Text, Vec<(FnRef, Span)>>;
 pub struct Shared {
     pub posts: endpoints::Posts,
     answers: std::sync::RwLock<Answers>,
-    /// Call name -> (caller, call span) for every call in the project, built on first use.
-    calls_by_name: std::sync::OnceLock<CallIndex>,
 }
 
 impl Shared {
@@ -123,28 +117,6 @@ impl<'p> Coord<'p> {
 
     pub fn text(&self, unit: usize, span: Span) -> String {
         short(self.p.units[unit].src.slice(span))
-    }
-
-    /// Every call in the project named `name`: (function it is written in, call span).
-    pub fn calls_named(&self, name: &str) -> Vec<(FnRef, Span)> {
-        let map = self.shared.calls_by_name.get_or_init(|| {
-            let mut m = CallIndex::default();
-            for (u, unit) in self.p.units.iter().enumerate() {
-                for (f, func) in unit.facts.functions.iter().enumerate() {
-                    walk_stmts(&func.body, &mut |e| {
-                        if let ExprKind::Call { name, .. } | ExprKind::MethodRef { name, .. } =
-                            &e.kind
-                        {
-                            m.entry(name.clone())
-                                .or_default()
-                                .push((FnRef { unit: u, f }, e.span));
-                        }
-                    });
-                }
-            }
-            m
-        });
-        map.get(name).cloned().unwrap_or_default()
     }
 
     /// Spans of calls in `f` whose result is tested: calls inside an `if`/`while` condition

@@ -304,26 +304,6 @@ impl Selection {
     }
 }
 
-/// For a call of a helper that sets a fresh key itself: does every key the helper sets from
-/// that value stay inside the service? False when the helper's own flows cannot be found.
-fn helper_key_stays_local(ctx: &Ctx, flow: &Flow, fl: &KeyFlow) -> bool {
-    let Some(v) = &fl.taint.via else {
-        return false;
-    };
-    let root = ctx.p.outermost(v.at);
-    let own: Vec<KeyFlow> = ctx
-        .p
-        .with_nested(root)
-        .into_iter()
-        .flat_map(|g| flow.key_flows(g))
-        .filter(|h| h.taint.span == v.span && h.kind != crate::flow::FlowKind::HelperSetsKey)
-        .collect();
-    !own.is_empty()
-        && own
-            .iter()
-            .all(|h| crate::outbound::stays_local(ctx.p, flow, ctx.cat, h))
-}
-
 /// Runs every enabled rule over one unit.
 pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mut Vec<Finding>) {
     let want001 = sel.is_enabled("IDEM001");
@@ -350,18 +330,11 @@ pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mu
     if want001 {
         key_in_interceptor::check(ctx, &flows, out);
     }
-    // Outside interceptors (whose keys go on the request they intercept), a value that never
-    // leaves the service is not an idempotency key of a request.
+    // Outside interceptors (whose keys go on the request they intercept), a value that is not
+    // seen leaving the service is not an idempotency key of a request.
     if want002 || want003 || want008 {
-        // A helper that sets a key itself is judged where it sets it.
-        flows.retain(|fl| {
-            ctx.interceptor_of(fl.taint.at).is_some()
-                || if fl.kind == crate::flow::FlowKind::HelperSetsKey {
-                    !helper_key_stays_local(ctx, flow, fl)
-                } else {
-                    !crate::outbound::stays_local(ctx.p, flow, ctx.cat, fl)
-                }
-        });
+        let judge = crate::outbound::Judge::new(ctx.p, flow, ctx.cat);
+        flows.retain(|fl| ctx.interceptor_of(fl.taint.at).is_some() || judge.goes_out(fl));
     }
     if want002 || want003 {
         key_in_retry::check(ctx, &flows, want002, want003, out);
