@@ -296,6 +296,7 @@ mod tests {
                         src: SourceFile::new(path.into(), text.to_string()),
                         lang,
                         facts: crate::lang::parse_and_lower(lang, text).unwrap().facts,
+                        is_test: false,
                     }
                 })
                 .collect(),

@@ -195,7 +195,10 @@ pub fn lint_sources(sources: Vec<(PathBuf, String)>, opts: &Options) -> Report {
     let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = sources
         .into_par_iter()
         .map(|(path, text)| match facts::Lang::from_path(&path) {
-            Some(lang) => Ok(parse_unit(path, text, lang)),
+            Some(lang) => {
+                let is_test = discover::is_test_path(&path);
+                Ok(parse_unit(path, text, lang, is_test))
+            }
             None => Err(ToolError {
                 path,
                 message: "not a Java, Kotlin or Rust source file".into(),
@@ -222,7 +225,7 @@ fn lint_candidates(
                 return Ok(too_big(c, meta.len()));
             }
             let text = read_source(&c.path)?;
-            Ok(parse_unit(c.path.clone(), text, c.lang))
+            Ok(parse_unit(c.path.clone(), text, c.lang, c.is_test))
         })
         .collect();
     if timings_enabled() {
@@ -260,6 +263,7 @@ fn too_big(c: &discover::Candidate, len: u64) -> (Unit, Vec<Notice>) {
         src: SourceFile::new(c.path.clone(), String::new()),
         lang: c.lang,
         facts: facts::FileFacts::default(),
+        is_test: c.is_test,
     };
     (unit, vec![notice])
 }
@@ -283,7 +287,12 @@ fn read_source(path: &Path) -> Result<String, ToolError> {
     })
 }
 
-fn parse_unit(path: PathBuf, text: String, lang: facts::Lang) -> (Unit, Vec<Notice>) {
+fn parse_unit(
+    path: PathBuf,
+    text: String,
+    lang: facts::Lang,
+    is_test: bool,
+) -> (Unit, Vec<Notice>) {
     let mut notices = Vec::new();
     let src = SourceFile::new(path, text);
     let facts = match lang::parse_and_lower(lang, &src.text) {
@@ -333,7 +342,15 @@ fn parse_unit(path: PathBuf, text: String, lang: facts::Lang) -> (Unit, Vec<Noti
             facts::FileFacts::default()
         }
     };
-    (Unit { src, lang, facts }, notices)
+    (
+        Unit {
+            src,
+            lang,
+            facts,
+            is_test,
+        },
+        notices,
+    )
 }
 
 fn finish(

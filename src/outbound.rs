@@ -61,10 +61,7 @@ pub enum Verdict {
 enum Seed<'s> {
     Sink(crate::facts::Span),
     Param(&'s str),
-    Call {
-        span: crate::facts::Span,
-        callee: FnRef,
-    },
+    Call(crate::facts::Span),
 }
 
 /// Call sites a returned key is followed to, at most; past that it counts as going out.
@@ -156,21 +153,13 @@ impl<'a, 'p> Judge<'a, 'p> {
             if sites.len() > MAX_SITES {
                 return None;
             }
+            let production = !p.units[maker.unit].is_test;
             for &(caller, span) in sites {
-                let calls_maker =
-                    match crate::project::find_call(p.func(caller), span).map(|e| &e.kind) {
-                        Some(ExprKind::Call {
-                            receiver,
-                            name,
-                            args,
-                        }) => self
-                            .flow
-                            .call_targets(caller, receiver.as_deref(), name, args)
-                            .contains(&maker),
-                        _ => true,
-                    };
+                if production && p.units[caller.unit].is_test {
+                    continue;
+                }
                 let r = p.outermost(caller);
-                if calls_maker && !roots.contains(&r) {
+                if calls(p, self.flow, caller, span, maker) && !roots.contains(&r) {
                     if roots.len() > MAX_CALLERS {
                         return None;
                     }
@@ -344,31 +333,16 @@ fn verdict_from(
             w.carriers.push(name.to_string());
             None
         }
-        Seed::Call { span, callee } => {
+        // A call of the function (the caller checked it may run it).
+        Seed::Call(span) => {
             let call = all.iter().find(|(_, e)| {
                 e.span == span
                     && matches!(e.kind, ExprKind::Call { .. } | ExprKind::MethodRef { .. })
             });
             match call {
-                Some(&(g, e)) => match &e.kind {
-                    ExprKind::Call {
-                        receiver,
-                        name,
-                        args,
-                    } => {
-                        if !flow
-                            .call_targets(g, receiver.as_deref(), name, args)
-                            .contains(&callee)
-                        {
-                            // A call of another function of that name.
-                            return Verdict::Local;
-                        }
-                        Some((g, e))
-                    }
-                    // `this::newCommand` handed on: whoever calls it gets the key.
-                    _ => return Verdict::Out,
-                },
-                None => return Verdict::Out,
+                Some(&(g, e)) if matches!(e.kind, ExprKind::Call { .. }) => Some((g, e)),
+                // `this::newCommand` handed on: whoever calls it gets the key.
+                _ => return Verdict::Out,
             }
         }
         Seed::Sink(sink) => {
@@ -424,6 +398,20 @@ fn verdict_from(
         }
     }
     worst
+}
+
+/// Is the call (or method reference) at `span` in `caller` one that may run `callee`?
+fn calls(p: &Project, flow: &Flow, caller: FnRef, span: crate::facts::Span, callee: FnRef) -> bool {
+    match crate::project::find_call(p.func(caller), span).map(|e| &e.kind) {
+        Some(ExprKind::Call {
+            receiver,
+            name,
+            args,
+        }) => flow
+            .call_targets(caller, receiver.as_deref(), name, args)
+            .contains(&callee),
+        _ => true,
+    }
 }
 
 /// An expression's identity in the parent map: its address (every expression is borrowed
@@ -597,23 +585,35 @@ impl<'p> Walk<'_, 'p> {
         if let Some(v) = self.memo.get(&key) {
             return Ok(*v);
         }
-        let sites = self.p.calls_named(name);
+        // Test code calls production code to check what it returns, and hands it to assertion
+        // and mocking libraries: that is not where a production key goes.
+        let production = !self.p.units[g.unit].is_test;
+        let sites: Vec<(FnRef, crate::facts::Span)> = self
+            .p
+            .calls_named(name)
+            .iter()
+            .copied()
+            .filter(|&(caller, span)| {
+                !(production && self.p.units[caller.unit].is_test)
+                    && calls(self.p, self.flow, caller, span, g)
+            })
+            .take(MAX_CALLERS + 1)
+            .collect();
         if sites.len() > MAX_CALLERS {
             return Ok(Verdict::Out);
         }
+        if sites.is_empty() {
+            return Ok(Verdict::Unknown);
+        }
         self.memo.insert(key.clone(), Verdict::Unknown);
-        let mut worst = if sites.is_empty() {
-            Verdict::Unknown
-        } else {
-            Verdict::Local
-        };
-        for &(caller, span) in sites {
+        let mut worst = Verdict::Local;
+        for (caller, span) in sites {
             let v = verdict_from(
                 self.p,
                 self.flow,
                 self.cat,
                 self.p.outermost(caller),
-                Seed::Call { span, callee: g },
+                Seed::Call(span),
                 self.depth + 1,
                 self.memo,
             );

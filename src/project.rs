@@ -18,6 +18,8 @@ pub struct Unit {
     pub src: SourceFile,
     pub lang: Lang,
     pub facts: FileFacts,
+    /// A test source (`src/test/**`, `*Test.java`, `tests/**`), checked with `--include-tests`.
+    pub is_test: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -612,3 +612,94 @@ fn packages_named_like_build_directories_are_scanned() {
         ]
     );
 }
+
+/// Issue 15 item 4: a production key kept in our own row is not sent because a test hands
+/// the row to an assertion library; with `--include-tests` the answer for the production file
+/// is the same as without. The test's own key, sent on a header, is the test file's finding.
+#[test]
+fn test_callers_do_not_send_production_keys() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "src/main/java/com/acme/pay/Commands.java",
+        r#"package com.acme.pay;
+
+import java.util.UUID;
+import org.springframework.retry.annotation.Retryable;
+
+record CommandRow(String name, String idempotencyKey) {}
+
+interface CommandRows { void save(CommandRow row); }
+
+class CommandFactory {
+    static CommandRow row(String name) { return new CommandRow(name, UUID.randomUUID().toString()); }
+}
+
+public class Commands {
+    private final CommandRows rows;
+    Commands(CommandRows rows) { this.rows = rows; }
+
+    @Retryable
+    public void record(String name) {
+        rows.save(CommandFactory.row(name));
+    }
+}
+"#,
+    );
+    write(
+        d.path(),
+        "src/test/java/com/acme/pay/CommandsTest.java",
+        r#"package com.acme.pay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.util.UUID;
+
+class CommandsTest {
+    void rowHasAKey() {
+        assertThat(CommandFactory.row("x")).isNotNull();
+    }
+
+    HttpRequest request() {
+        return HttpRequest.newBuilder(URI.create("https://api.example.com/v1/charges"))
+            .header("Idempotency-Key", UUID.randomUUID().toString())
+            .build();
+    }
+}
+"#,
+    );
+    let paths = |o: &Output| -> Vec<String> {
+        json(o)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {}",
+                    f["code"].as_str().unwrap(),
+                    f["path"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let plain = run(d.path(), &["check", "--select", "ALL", "--format", "json"]);
+    assert_eq!(paths(&plain), Vec::<String>::new(), "{}", out(&plain));
+    let with_tests = run(
+        d.path(),
+        &[
+            "check",
+            "--select",
+            "ALL",
+            "--include-tests",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        paths(&with_tests),
+        vec!["IDEM008 src/test/java/com/acme/pay/CommandsTest.java".to_string()],
+        "{}",
+        out(&with_tests)
+    );
+}

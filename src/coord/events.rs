@@ -1158,6 +1158,7 @@ mod tests {
                         .facts,
                     src: SourceFile::new(path.into(), src),
                     lang: Lang::Java,
+                    is_test: false,
                 }
             })
             .collect();
