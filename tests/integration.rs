@@ -703,3 +703,47 @@ class CommandsTest {
         out(&with_tests)
     );
 }
+
+/// Issue 15 item 4: a check-then-act or scheduler path whose payment request sends an
+/// idempotency key is still reported (the race runs every other side effect twice), and the
+/// finding says what the key settles and what it does not. One without a key says nothing of it.
+#[test]
+fn keyed_money_calls_say_what_the_key_settles() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/projects10");
+    let notes = |dir: &str, code: &str| -> Vec<(u64, String)> {
+        let o = run(
+            &fixtures.join(dir),
+            &["check", "--select", code, "--isolated", "--format", "json"],
+        );
+        json(&o)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["start"]["line"].as_u64().unwrap(),
+                    f["note"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    // `gateway.chargeCard(.., "invoice-" + invoice.getId())`: keyed by the invoice.
+    let keyed = notes("p8-billing-guards", "IDEM005");
+    let (_, note) = keyed
+        .iter()
+        .find(|(l, _)| *l == 140)
+        .expect("IDEM005 at 140");
+    assert!(note.contains("sends an idempotency key"), "{note}");
+    assert!(note.contains("retention window"), "{note}");
+    // async-stripe `PaymentIntent::create` with no key.
+    let plain = notes("p6-rust-jobs", "IDEM005");
+    let (_, note) = plain.iter().find(|(l, _)| *l == 13).expect("IDEM005 at 13");
+    assert!(note.is_empty(), "{note}");
+    // IDEM004 keeps its note either way, and names the key when the request has one.
+    let jobs = notes("p8-billing-guards", "IDEM004");
+    assert!(
+        jobs.iter()
+            .any(|(_, n)| n.starts_with("the payment request sends an idempotency key")),
+        "{jobs:?}"
+    );
+}

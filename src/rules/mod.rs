@@ -304,6 +304,20 @@ impl Selection {
     }
 }
 
+/// Issue 15 item 4: the money call of a scheduler or check-then-act path that sends an
+/// idempotency key. The rule still reports the path (the race runs every other side effect
+/// twice, and a key settles it only for identical requests within the provider's retention
+/// window); the finding says so.
+fn money_call_keyed(co: &crate::coord::Coord, money: &crate::coord::events::Loc) -> bool {
+    co.shared
+        .posts
+        .at_site(money.at.unit, money.span)
+        .is_some_and(|s| s.has_key)
+}
+
+/// What a finding says about a keyed money call (see [`money_call_keyed`]).
+const KEYED_RACE: &str = "the payment request sends an idempotency key: if that key is derived from the business operation (the same in every replica and run), the provider settles this race, but only within its retention window (24 hours at Stripe) and only when both requests are identical; everything else the path does (the rows it writes, the emails it sends) still happens twice";
+
 /// Runs every enabled rule over one unit.
 pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mut Vec<Finding>) {
     let want001 = sel.is_enabled("IDEM001");

@@ -47,9 +47,14 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
                 job.how, money.what, job.why
             ),
             labels,
-            note: Some(
-                "an idempotency key made in each replica (a fresh UUID per run) does not help: every replica makes a different one. A key derived from the business operation makes the provider settle the race, but only within its retention window (24 hours at Stripe) and only if every replica sends an identical request; a \"done already?\" read does not help either: all replicas read before any of them writes".into(),
-            ),
+            note: Some(if super::money_call_keyed(co, &money) {
+                format!(
+                    "{}; an idempotency key made in each replica (a fresh UUID per run) does not help: every replica makes a different one",
+                    super::KEYED_RACE
+                )
+            } else {
+                "an idempotency key made in each replica (a fresh UUID per run) does not help: every replica makes a different one. A key derived from the business operation makes the provider settle the race, but only within its retention window (24 hours at Stripe) and only if every replica sends an identical request; a \"done already?\" read does not help either: all replicas read before any of them writes".into()
+            }),
             help: "take a distributed lock keyed by the billing period before the money moves (`SELECT pg_try_advisory_lock(..)`, ShedLock `@SchedulerLock`, a Redisson lock) and claim each charge atomically (`INSERT .. ON CONFLICT DO NOTHING`, checked) with a key derived from customer and period".into(),
             symbol: ctx.symbol(job.at),
             origin: None,
