@@ -602,9 +602,11 @@ impl<'p> Coord<'p> {
         if self.shared.posts.at_site(at.unit, e.span).is_some() {
             return Some(self.money(at, e.span, Vec::new()));
         }
-        // A claim whose answer is tested: `setIfAbsent(..)`, Redis `SET key value NX`.
+        // A claim whose answer is tested: `setIfAbsent(..)`, Redis `SET key value NX` (Jedis,
+        // Lettuce, a redis-rs `cmd("SET")..arg("NX")..query(..)` chain).
         if super::lockkeys::is_set_nx(name, args)
             || cat.coord.locks.checked_calls.iter().any(|c| c == name)
+            || (name != "arg" && super::lockkeys::is_redis_set_nx_chain(e))
         {
             return self
                 .is_checked(at, e.span)

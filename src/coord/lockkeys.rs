@@ -524,6 +524,34 @@ fn is_class_literal(e: &Expr) -> bool {
         || matches!(&e.kind, ExprKind::MethodRef { name, .. } if name == "class")
 }
 
+/// A redis-rs command chain `cmd("SET").arg(key).arg(value).arg("NX")..` (this call or one
+/// it is chained on): run with `.query(..)`, its reply says whether the key was set.
+pub(crate) fn is_redis_set_nx_chain(e: &Expr) -> bool {
+    let mut nx = false;
+    let mut cur = e;
+    while let ExprKind::Call {
+        receiver,
+        name,
+        args,
+    } = &cur.kind
+    {
+        let first_is = |w: &str| {
+            args.first().is_some_and(
+                |a| matches!(&a.value.kind, ExprKind::Str(s) if s.eq_ignore_ascii_case(w)),
+            )
+        };
+        if name == "cmd" {
+            return nx && first_is("set");
+        }
+        nx |= name == "arg" && first_is("nx");
+        match receiver {
+            Some(r) => cur = peel(r),
+            None => return false,
+        }
+    }
+    false
+}
+
 /// Redis `SET key value NX`: Jedis `set(k, v, SetParams().nx())`, Lettuce
 /// `set(k, v, SetArgs.Builder.nx())`.
 pub(crate) fn is_set_nx(name: &str, args: &[Arg]) -> bool {
