@@ -590,7 +590,7 @@ fn match_endpoint(cat: &Catalog, pieces: &[Piece]) -> Option<(String, String, us
     }
     for ep in &cat.coord.endpoint {
         for path in &ep.paths {
-            if let Some(start) = match_path(&chars, path) {
+            if let Some(start) = match_path(&chars, path, true) {
                 return Some((path.clone(), ep.provider.clone(), chars[start].1));
             }
         }
@@ -603,7 +603,7 @@ fn match_endpoint(cat: &Catalog, pieces: &[Piece]) -> Option<(String, String, us
             continue;
         }
         for path in &ep.host_paths {
-            if let Some(start) = match_path(&chars, path) {
+            if let Some(start) = match_path(&chars, path, false) {
                 return Some((path.clone(), ep.provider.clone(), chars[start].1));
             }
         }
@@ -612,7 +612,10 @@ fn match_endpoint(cat: &Catalog, pieces: &[Piece]) -> Option<(String, String, us
 }
 
 /// Does `chars` end with `path` (`*` = one segment)? Returns the index where the match starts.
-fn match_path(chars: &[(char, usize)], path: &str) -> Option<usize> {
+/// `any_host`: a path that moves money on any host (Stripe's `/v1/refunds`, for a base URL
+/// from anywhere), so a literal URL whose own path has a prefix before it
+/// (`https://ledger.internal/ledger-service/api/v1/refunds`) is another server's.
+fn match_path(chars: &[(char, usize)], path: &str, any_host: bool) -> Option<usize> {
     let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let mut j = chars.len();
     for (k, seg) in segs.iter().enumerate().rev() {
@@ -651,14 +654,24 @@ fn match_path(chars: &[(char, usize)], path: &str) -> Option<usize> {
     if j == 0 {
         return Some(0);
     }
+    let literal_before = !chars[..j - 1].iter().any(|(c, _)| *c == HOLE);
     match chars[j - 1].0 {
-        '/' if j > 1 && chars[0].0 == '/' && !chars[..j - 1].iter().any(|(c, _)| *c == HOLE) => {
-            None
-        }
+        '/' if j > 1 && chars[0].0 == '/' && literal_before => None,
+        '/' if any_host && literal_before && url_path_prefix(&chars[..j - 1]) => None,
         '/' => Some(j - 1),
         HOLE => Some(j),
         _ => None,
     }
+}
+
+/// A literal absolute URL (`scheme://host/..`) whose path already has a segment here: the
+/// text before the matched path is more than scheme and host.
+fn url_path_prefix(before: &[(char, usize)]) -> bool {
+    let text: String = before.iter().map(|(c, _)| *c).collect();
+    let Some(i) = text.find("://") else {
+        return false;
+    };
+    text[i + 3..].contains('/')
 }
 
 /// The literal the match starts in, or the first literal after it.
@@ -1595,5 +1608,24 @@ mod tests {
         assert_eq!(m(&[lit("/xv1/charges")]), None);
         assert_eq!(m(&[lit("/v1/charges/"), Piece::Hole]), None);
         assert_eq!(m(&[Piece::Hole]), None);
+        // A literal URL of another server whose own path ends like Stripe's.
+        assert_eq!(
+            m(&[lit("https://ledger.internal/ledger-service/api/v1/refunds")]),
+            None
+        );
+        // A computed base URL before the path still matches; so does a host-only literal.
+        assert_eq!(
+            m(&[lit("https://"), Piece::Hole, lit("/v1/refunds")]).as_deref(),
+            Some("/v1/refunds")
+        );
+        assert_eq!(
+            m(&[lit("https://api.stripe.com/v1/refunds")]).as_deref(),
+            Some("/v1/refunds")
+        );
+        // A provider-host path keeps its version prefix (`/v71/payments` at Adyen).
+        assert_eq!(
+            m(&[lit("https://checkout-test.adyen.com/v71/payments")]).as_deref(),
+            Some("/payments")
+        );
     }
 }
