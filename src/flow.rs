@@ -1907,10 +1907,7 @@ impl<'f, 'p> Ev<'f, 'p> {
                 .path_text()
                 .filter(|t| simple_name(t).starts_with(char::is_uppercase)),
         });
-        ty.is_some_and(|t| {
-            let first = t.split(['.', ':', '<']).next().unwrap_or(&t);
-            p.types_named(simple_name(&t)).is_empty() && p.types_named(first).is_empty()
-        })
+        ty.is_some_and(|t| is_library_type(p, &t))
     }
 
     fn is_header_name_ctor(&self, name: &str) -> bool {
@@ -2092,12 +2089,7 @@ impl<'f, 'p> Ev<'f, 'p> {
             ExprKind::New { ty, args, .. } => {
                 // Fields of a library's struct or request (`stripe::CreateRefund { .. }`) are
                 // on a request; a project type's are only named like a key.
-                let p = self.flow.p;
-                let kind = if p
-                    .types_named(ty.split(['.', ':', '<']).next().unwrap_or(ty))
-                    .is_empty()
-                    && p.types_named(simple_name(ty)).is_empty()
-                {
+                let kind = if is_library_type(self.flow.p, ty) {
                     SinkKind::Request
                 } else {
                     SinkKind::Named
@@ -2298,6 +2290,13 @@ impl Ev<'_, '_> {
             self.push_flow(&a.value, a.value.span, SinkKind::Named, out);
         }
     }
+}
+
+/// A type written `t` (`RequestOptions`, `CreatePaymentRequest.Builder`, `stripe::CreateRefund`)
+/// that no project type declares, by its simple name or by its outer type's.
+fn is_library_type(p: &Project, t: &str) -> bool {
+    let first = t.split(['.', ':', '<']).next().unwrap_or(t);
+    p.types_named(simple_name(t)).is_empty() && p.types_named(first).is_empty()
 }
 
 fn is_header_getter(name: &str) -> bool {

@@ -565,12 +565,8 @@ impl<'p> Walk<'_, 'p> {
     /// of them and [`MAX_DEPTH`] functions away; with none, it is unknown.
     fn returned(&mut self, g: FnRef) -> Result<Verdict, &'p Expr> {
         if g != self.root {
-            let lambda = self
-                .all
-                .iter()
-                .find(|(_, x)| matches!(x.kind, ExprKind::Lambda(id) if id == g.f));
-            return match lambda {
-                Some((_, x)) => Err(*x),
+            return match self.lambda_expr(g) {
+                Some((_, x)) => Err(x),
                 // A local function's value.
                 None => Ok(Verdict::Unknown),
             };
@@ -672,11 +668,7 @@ impl<'p> Walk<'_, 'p> {
         if g == self.root || self.p.units[g.unit].lang != Lang::Kotlin {
             return Verdict::Unknown;
         }
-        let Some(&(outer, lambda)) = self
-            .all
-            .iter()
-            .find(|(_, x)| matches!(x.kind, ExprKind::Lambda(id) if id == g.f))
-        else {
+        let Some((outer, lambda)) = self.lambda_expr(g) else {
             return Verdict::Unknown;
         };
         match self.parents.get(&id(lambda)) {
@@ -685,6 +677,14 @@ impl<'p> Walk<'_, 'p> {
             }
             _ => Verdict::Unknown,
         }
+    }
+
+    /// Where the lambda `g` is written: the function holding it and its expression.
+    fn lambda_expr(&self, g: FnRef) -> Option<(FnRef, &'p Expr)> {
+        self.all
+            .iter()
+            .find(|(_, x)| matches!(x.kind, ExprKind::Lambda(id) if id == g.f))
+            .copied()
     }
 
     /// A receiver whose type is known and is not a project type: a library's object.
