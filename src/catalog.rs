@@ -384,6 +384,11 @@ pub struct InterceptorEntry {
     pub method_annotations: Vec<String>,
     #[serde(default)]
     pub lambda_params: Option<usize>,
+    /// Calls whose lambda defines the interceptor as a value that is installed later (Ktor's
+    /// `createClientPlugin("Keys") { onRequest { .. } }`, then `install(Keys)`): its
+    /// registrations are where that value is handed on.
+    #[serde(default)]
+    pub defined_in: Vec<String>,
     #[serde(default)]
     pub sam: Vec<String>,
     pub imports: Vec<String>,
@@ -395,6 +400,28 @@ pub struct InterceptorEntry {
 struct InterceptorsFile {
     interceptor: Vec<InterceptorEntry>,
     inferred: InferredInterceptor,
+    clients: Clients,
+}
+
+/// How a request reaches the client that sends it, for telling which client's interceptors
+/// run for it (`[clients]` in interceptors.toml).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clients {
+    /// Calls on a client that send a request built apart from it (`client.newCall(request)`).
+    pub send_calls: Vec<String>,
+    /// Calls that gather interceptors into a collection handed to a registration
+    /// (`listOf(keys, logging)`, `List.of(..)`, `vec![..]`).
+    pub collection_calls: Vec<String>,
+    /// Calls whose lambda runs with the receiver as `this` (Kotlin `apply`): a field assigned
+    /// in it is the receiver's.
+    pub scope_calls: Vec<String>,
+    /// Dependency injection: annotations that name the bean a field or parameter gets
+    /// (`@Qualifier("stripe")`, `@Named`), mark a method as making a bean (`@Bean`,
+    /// `@Produces`), or pick one bean among several of a type (`@Primary`).
+    pub qualifiers: Vec<String>,
+    pub bean_annotations: Vec<String>,
+    pub primary_annotations: Vec<String>,
 }
 
 /// Inference: an override of a library callback that gets a request and sets headers on it
@@ -431,6 +458,7 @@ pub struct Catalog {
     pub sinks: Sinks,
     pub interceptors: Vec<InterceptorEntry>,
     pub inferred_interceptor: InferredInterceptor,
+    pub clients: Clients,
     pub retry: RetryFile,
     pub coord: Coordination,
     pub sdks: Vec<Sdk>,
@@ -547,6 +575,7 @@ impl Catalog {
                 class_annotations: Vec::new(),
                 method_annotations: Vec::new(),
                 lambda_params: None,
+                defined_in: Vec::new(),
                 sam: Vec::new(),
                 imports: Vec::new(),
                 why: format!(
@@ -632,6 +661,7 @@ impl Catalog {
             sinks: k,
             interceptors: i.interceptor,
             inferred_interceptor: i.inferred,
+            clients: i.clients,
             retry,
             coord,
             sdks: sdks.sdk,

@@ -111,6 +111,9 @@ pub struct PostSite {
     /// A payment SDK's money call (`PaymentIntent.create(..)`) rather than a POST: which SDK
     /// and call, and where the method's name is.
     pub sdk: Option<super::sdk::SdkMatch>,
+    /// Where the client it is sent with is built (`None` when that is not known): a keyed
+    /// interceptor covers it when registered there.
+    pub client: Option<Vec<super::clients::Region>>,
 }
 
 #[derive(Default)]
@@ -120,8 +123,8 @@ pub struct Posts {
     /// Interface methods declared as POSTs to a money endpoint (`@POST("v1/charges")`).
     declared: HashMap<FnRef, usize>,
     /// Project interceptors or middleware that set an idempotency key header, with their
-    /// framework.
-    pub key_interceptors: Vec<(FnRef, String)>,
+    /// framework and where they are registered (`None` when that is not known).
+    pub key_interceptors: Vec<(FnRef, String, Option<Vec<super::clients::Region>>)>,
 }
 
 impl Posts {
@@ -133,19 +136,24 @@ impl Posts {
         self.declared.get(&f).map(|&i| &self.sites[i])
     }
 
-    /// A project interceptor that puts a key on requests of this site's client: one of the
-    /// client's framework (any, when the client is not known), written for the same platform
-    /// (a Rust middleware never runs for a JVM client, nor the other way round).
+    /// A project interceptor that puts a key on requests of this site's client. When both
+    /// where the client is built and where the interceptor is registered are known, one
+    /// registered on that client; else one of the client's framework (any, when the client is
+    /// not known), written for the same platform (a Rust middleware never runs for a JVM
+    /// client, nor the other way round).
     pub fn covered_by_interceptor(&self, p: &Project, s: &PostSite) -> Option<FnRef> {
         let jvm = |u: usize| p.units[u].lang != crate::facts::Lang::Rust;
         self.key_interceptors
             .iter()
-            .filter(|(f, _)| jvm(f.unit) == jvm(s.at.unit))
-            .find(|(_, fw)| match s.families {
-                None => true,
-                Some(fams) => fams.iter().any(|f| fw == f),
+            .filter(|(f, _, _)| jvm(f.unit) == jvm(s.at.unit))
+            .find(|(_, fw, regs)| match (&s.client, regs) {
+                (Some(client), Some(regs)) => super::clients::registered_on(client, regs),
+                _ => match s.families {
+                    None => true,
+                    Some(fams) => fams.iter().any(|f| fw == f),
+                },
             })
-            .map(|(f, _)| *f)
+            .map(|(f, _, _)| *f)
     }
 }
 
@@ -195,6 +203,12 @@ fn chain_family(chain: &[&Expr], lang: crate::facts::Lang) -> Option<&'static [&
         }
     }
     fam
+}
+
+/// Does a call of this name make the request (`post(..)`, `postForObject(..)`,
+/// `request(Method::POST, ..)`)? Its receiver is the client it is sent with.
+fn makes_request(name: &str) -> bool {
+    POST_CALLS.contains(&name) || METHOD_CALLS.contains(&name)
 }
 
 /// Names of calls that make a POST by themselves.
@@ -707,7 +721,7 @@ pub fn find<'p>(
     p: &'p Project,
     cat: &Catalog,
     flow: &Flow<'p>,
-    interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
+    interceptors: &dyn Fn() -> Vec<(FnRef, &'static crate::catalog::InterceptorEntry)>,
 ) -> Posts {
     let fd = Finder {
         p,
@@ -769,11 +783,22 @@ pub fn find<'p>(
     // Only a POST site asks whether an interceptor covers it: without one, the project's
     // interceptors need not even be found.
     if !posts.sites.is_empty() {
+        let clients = super::clients::Clients::new(p, flow, cat, makes_request);
         posts.key_interceptors = interceptors()
             .into_iter()
             .filter(|(f, _)| p.with_nested(*f).iter().any(|g| fd.body_sets_key(*g)))
-            .map(|(f, fw)| (f, fw.to_string()))
+            .map(|(f, e)| (f, e.framework.clone(), clients.registrations(f, e)))
             .collect();
+        // Which client each site is sent with matters only against a registration we know.
+        if posts.key_interceptors.iter().any(|(_, _, r)| r.is_some()) {
+            for s in &mut posts.sites {
+                if s.has_key || s.helper.is_some() || s.declared || s.sdk.is_some() {
+                    continue;
+                }
+                s.client = crate::project::find_call(p.func(s.at), s.site)
+                    .and_then(|top| clients.of_request(s.at, top));
+            }
+        }
     }
     for (i, s) in posts.sites.iter().enumerate() {
         if !s.declared {
@@ -873,6 +898,7 @@ impl<'p> Finder<'_, 'p> {
                             declared: false,
                             families: chain_family(&chain, self.p.units[at.unit].lang),
                             sdk: None,
+                            client: None,
                         });
                         found = true;
                         break;
@@ -944,6 +970,7 @@ impl<'p> Finder<'_, 'p> {
                 declared: false,
                 families: Some(NO_INTERCEPTORS),
                 sdk: Some(m),
+                client: None,
             });
         }
     }
@@ -1221,6 +1248,7 @@ impl<'p> Finder<'_, 'p> {
                 declared: true,
                 families,
                 sdk: None,
+                client: None,
             });
             posts.declared.insert(at, i);
         }
@@ -1279,6 +1307,7 @@ impl<'p> Finder<'_, 'p> {
                             declared: false,
                             families: h.families,
                             sdk: None,
+                            client: None,
                         });
                     } else if self.p.func(at).kind != FnKind::Lambda
                         && let Some(k) = pieces.iter().find_map(|p| match p {

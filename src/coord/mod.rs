@@ -5,6 +5,7 @@
 //! The central question is ordered: walking a job's code in source order, through lambdas and
 //! project helpers in any file, is the first decisive thing a guard or money moving?
 
+pub mod clients;
 pub mod endpoints;
 pub mod events;
 pub mod guards;
@@ -110,7 +111,7 @@ impl<'p> Coord<'p> {
     pub fn find_posts(
         p: &'p Project,
         cat: &'p Catalog,
-        interceptors: &dyn Fn() -> Vec<(FnRef, &'p str)>,
+        interceptors: &dyn Fn() -> Vec<(FnRef, &'static crate::catalog::InterceptorEntry)>,
     ) -> endpoints::Posts {
         endpoints::find(p, cat, &Flow::new(p, cat), interceptors)
     }

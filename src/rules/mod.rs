@@ -379,13 +379,13 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     {
         return;
     }
-    let interceptors = || -> Vec<(FnRef, &str)> {
-        let mut v: Vec<(FnRef, &str)> = ctx
+    let interceptors = || -> Vec<(FnRef, &'static crate::catalog::InterceptorEntry)> {
+        let mut v: Vec<(FnRef, &'static crate::catalog::InterceptorEntry)> = ctx
             .interceptors()
             .iter()
-            .map(|(f, s)| (*f, s.entry.framework.as_str()))
+            .map(|(f, s)| (*f, s.entry))
             .collect();
-        v.sort();
+        v.sort_by_key(|(f, _)| *f);
         v
     };
     // IDEM006 needs no POST sites and shares nothing with the others: it runs beside them.
