@@ -69,6 +69,7 @@ impl<'p> Sdks<'p> {
         else {
             return None;
         };
+        let mut found: Vec<(usize, usize)> = Vec::new();
         for &si in self.visible(at.unit) {
             let sdk = &self.cat.sdks[si];
             for (ci, c) in sdk.call.iter().enumerate() {
@@ -76,15 +77,51 @@ impl<'p> Sdks<'p> {
                     continue;
                 }
                 if self.matches(flow, at, sdk, c, receiver.as_deref(), args) {
-                    return Some(SdkMatch {
-                        sdk: si,
-                        call: ci,
-                        name_span: name_span(self.p, at.unit, e, name, args),
-                    });
+                    found.push((si, ci));
+                    break;
                 }
             }
         }
-        None
+        // Two SDKs a file imports may both fit (`payments().createPayment(..)` is Square's and
+        // Mollie's): the one the receiver's type is imported from.
+        let &(sdk, call) = match found.as_slice() {
+            [] => return None,
+            [one] => one,
+            many => many
+                .iter()
+                .find(|(si, _)| self.root_from(flow, at, receiver.as_deref(), *si))
+                .unwrap_or(&many[0]),
+        };
+        Some(SdkMatch {
+            sdk,
+            call,
+            name_span: name_span(self.p, at.unit, e, name, args),
+        })
+    }
+
+    /// Is the type of the object a call chain starts from imported from SDK `si`'s packages
+    /// (`mollie: Client` with `import be.woutschoovaerts.mollie.Client`)?
+    fn root_from(&self, flow: &Flow<'p>, at: FnRef, receiver: Option<&'p Expr>, si: usize) -> bool {
+        let mut root = match receiver {
+            Some(r) => peel(r),
+            None => return false,
+        };
+        while let ExprKind::Call {
+            receiver: Some(r), ..
+        } = &root.kind
+        {
+            root = peel(r);
+        }
+        let Some(t) = flow.type_in(at, root) else {
+            return false;
+        };
+        let suffix = format!(".{t}");
+        let sdk = &self.cat.sdks[si];
+        self.p.units[at.unit]
+            .facts
+            .imports
+            .iter()
+            .any(|i| i.ends_with(&suffix) && sdk.packages.iter().any(|p| i.starts_with(p.as_str())))
     }
 
     fn matches(
