@@ -1292,7 +1292,10 @@ impl<'p> Finder<'_, 'p> {
                             other => pieces.push(other.clone()),
                         }
                     }
-                    let has_key = h.has_key || self.neighbourhood_has_key(at, call.span);
+                    // The helper keys its request from a key parameter, unless this caller
+                    // passes none (`post_form(path, &form, None)`).
+                    let has_key = (h.has_key && !self.key_left_out(h.f, receiver.as_deref(), args))
+                        || self.neighbourhood_has_key(at, call.span);
                     if let Some((endpoint, provider, from)) = match_endpoint(self.cat, &pieces)
                         && let Some(literal) = literal_at(&pieces, from)
                     {
@@ -1461,7 +1464,10 @@ impl<'p> Finder<'_, 'p> {
                 _ => None,
             };
             for f in self.flow.call_targets(at, receiver, name, args) {
-                if self.p.func(f).has_body && self.body_sets_key(f) && !self.key_left_out(f, args) {
+                if self.p.func(f).has_body
+                    && self.body_sets_key(f)
+                    && !self.key_left_out(f, receiver, args)
+                {
                     return true;
                 }
             }
@@ -1473,7 +1479,7 @@ impl<'p> Finder<'_, 'p> {
     /// (`stripeOptions(connectedAccount = acct)` for
     /// `fun stripeOptions(idempotencyKey: String? = null, connectedAccount: String? = null)`),
     /// or pass `null` for it?
-    fn key_left_out(&self, f: FnRef, args: &[crate::facts::Arg]) -> bool {
+    fn key_left_out(&self, f: FnRef, receiver: Option<&Expr>, args: &[crate::facts::Arg]) -> bool {
         let params = &self.p.func(f).params;
         let Some(i) = params
             .iter()
@@ -1490,7 +1496,11 @@ impl<'p> Finder<'_, 'p> {
         }
         let positional: Vec<&crate::facts::Arg> =
             args.iter().filter(|a| a.name.is_none()).collect();
-        match positional.get(i) {
+        // A Rust method's `self` is the receiver, not an argument.
+        let Some(j) = super::param_to_arg(self.p, f, receiver, i) else {
+            return false;
+        };
+        match positional.get(j) {
             Some(a) => is_null(&a.value),
             None => param.default.as_ref().is_some_and(is_null),
         }
