@@ -51,6 +51,8 @@ pub struct Clients<'a, 'p> {
     /// Does a call of this name make a request (`post`, `request`)? Its receiver is the client.
     makes_request: fn(&str) -> bool,
     budget: Cell<u32>,
+    /// Functions annotated as making a bean (`@Bean`), found on first use.
+    beans: std::cell::OnceCell<Vec<FnRef>>,
 }
 
 /// An expression that names a value (`http`, `this.client`, `clients.ktor`), not a type.
@@ -93,6 +95,7 @@ impl<'a, 'p> Clients<'a, 'p> {
             cat,
             makes_request,
             budget: Cell::new(BUDGET),
+            beans: Default::default(),
         }
     }
 
@@ -173,6 +176,11 @@ impl<'a, 'p> Clients<'a, 'p> {
             walk_stmts(&self.p.func(f).body, &mut scan);
         }
         found.filter(|r| is_value(r))
+    }
+
+    /// The units whose text mentions `name`: only they can construct, call or assign it.
+    fn mentioning<'s>(&'s self, name: &'s str) -> impl Iterator<Item = usize> + 's {
+        (0..self.p.units.len()).filter(move |&u| self.p.units[u].src.text.contains(name))
     }
 
     fn spend(&self, depth: u32, out: &[Region]) -> bool {
@@ -274,7 +282,7 @@ impl<'a, 'p> Clients<'a, 'p> {
                             span: f.span,
                         });
                         // What it returns from elsewhere (`return stripe;`, a field).
-                        for r in returned(f) {
+                        for r in super::returned_exprs(f).into_iter().map(peel) {
                             let follow = is_value(r) || matches!(r.kind, ExprKind::Call { .. });
                             if follow && !self.value(t.unit, Some(*t), r, depth + 1, out) {
                                 return false;
@@ -496,10 +504,7 @@ impl<'a, 'p> Clients<'a, 'p> {
     /// that type, and `field = v` in an `apply { }` on a construction of it.
     fn outside_assignments(&self, ty: &str, field: &str) -> Vec<(usize, FnRef, &'p Expr)> {
         let mut out = Vec::new();
-        for (u, unit) in self.p.units.iter().enumerate() {
-            if !unit.src.text.contains(ty) {
-                continue;
-            }
+        for u in self.mentioning(ty) {
             each_expr_in(self.p, u, &mut |at, e| match &e.kind {
                 ExprKind::Assign { target, op, value } if op == "=" => {
                     if let Some(at) = at
@@ -553,10 +558,8 @@ impl<'a, 'p> Clients<'a, 'p> {
     /// `Self { client }` in its impl).
     fn struct_fields(&self, ty: &str, field: &str) -> Vec<(FnRef, &'p Expr)> {
         let mut out = Vec::new();
-        for (u, unit) in self.p.units.iter().enumerate() {
-            if !unit.src.text.contains(ty) {
-                continue;
-            }
+        for u in self.mentioning(ty) {
+            let unit = &self.p.units[u];
             for (f, func) in unit.facts.functions.iter().enumerate() {
                 let at = FnRef { unit: u, f };
                 walk_stmts(&func.body, &mut |e| {
@@ -587,10 +590,7 @@ impl<'a, 'p> Clients<'a, 'p> {
         };
         let ctor = func.kind == FnKind::Constructor;
         let mut sites: Vec<(usize, Option<FnRef>, &'p Expr)> = Vec::new();
-        for (u, unit) in self.p.units.iter().enumerate() {
-            if !unit.src.text.contains(name) {
-                continue;
-            }
+        for u in self.mentioning(name) {
             each_expr_in(self.p, u, &mut |at, e| {
                 let hit = match &e.kind {
                     ExprKind::New { ty, .. } => ctor && simple_name(ty) == name,
@@ -665,17 +665,27 @@ impl<'a, 'p> Clients<'a, 'p> {
                 _ => None,
             });
         let ty = simple_name(ty?).to_string();
-        let beans: Vec<FnRef> = (0..self.p.units.len())
-            .flat_map(|u| {
-                let fs = &self.p.units[u].facts.functions;
-                (0..fs.len()).map(move |f| FnRef { unit: u, f })
+        let beans: Vec<FnRef> = self
+            .beans
+            .get_or_init(|| {
+                (0..self.p.units.len())
+                    .flat_map(|u| {
+                        let fs = &self.p.units[u].facts.functions;
+                        (0..fs.len()).map(move |f| FnRef { unit: u, f })
+                    })
+                    .filter(|r| {
+                        self.p
+                            .func(*r)
+                            .annotations
+                            .iter()
+                            .any(|a| di.bean_annotations.contains(&a.name))
+                    })
+                    .collect()
             })
+            .iter()
+            .copied()
             .filter(|r| {
-                let f = self.p.func(*r);
-                f.annotations
-                    .iter()
-                    .any(|a| di.bean_annotations.contains(&a.name))
-                    && f.return_type.as_deref().map(simple_name) == Some(ty.as_str())
+                self.p.func(*r).return_type.as_deref().map(simple_name) == Some(ty.as_str())
             })
             .collect();
         let named = |r: &FnRef| {
@@ -709,8 +719,9 @@ impl<'a, 'p> Clients<'a, 'p> {
             span: f.span,
         });
         Some(
-            returned(f)
+            super::returned_exprs(f)
                 .into_iter()
+                .map(peel)
                 .all(|r| !is_value(r) || self.value(bean.unit, Some(*bean), r, depth + 1, out)),
         )
     }
@@ -730,9 +741,6 @@ impl<'a, 'p> Clients<'a, 'p> {
 
     fn lambda_registrations(&self, f: FnRef, entry: &InterceptorEntry) -> Option<Vec<Region>> {
         let u = f.unit;
-        let holds = |e: &Expr, id: &dyn Fn(&Expr) -> bool| -> bool {
-            matches!(&e.kind, ExprKind::Call { args, .. } if args.iter().any(|a| id(peel(&a.value))))
-        };
         let call = self.holder_of(u, f.f)?;
         let ExprKind::Call { name, .. } = &call.kind else {
             return None;
@@ -758,10 +766,13 @@ impl<'a, 'p> Clients<'a, 'p> {
             return self.named_registrations(&name);
         }
         // ..or handed to a call.
-        let wraps = |x: &Expr| x.span == call.span;
         let mut outer: Option<&'p Expr> = None;
         each_expr(self.p, u, &mut |e| {
-            if outer.is_none() && e.span != call.span && holds(e, &wraps) {
+            if outer.is_none()
+                && e.span != call.span
+                && let ExprKind::Call { args, .. } = &e.kind
+                && args.iter().any(|a| peel(&a.value).span == call.span)
+            {
                 outer = Some(e);
             }
         });
@@ -869,11 +880,8 @@ impl<'a, 'p> Clients<'a, 'p> {
         let mut handed: Vec<(usize, Span)> = Vec::new();
         let mut regions: Vec<Region> = Vec::new();
         let mut escapes = false;
-        for (u, unit) in self.p.units.iter().enumerate() {
-            if !unit.src.text.contains(needle) {
-                continue;
-            }
-            let facts = &unit.facts;
+        for u in self.mentioning(needle) {
+            let facts = &self.p.units[u].facts;
             let in_type = |e: &Expr| {
                 facts
                     .types
@@ -918,22 +926,6 @@ impl<'a, 'p> Clients<'a, 'p> {
         }
         Some(regions)
     }
-}
-
-/// The values function `f` returns: `return` expressions and an expression body.
-fn returned(f: &crate::facts::Function) -> Vec<&Expr> {
-    let mut out = Vec::new();
-    walk_stmts(&f.body, &mut |e| {
-        if let ExprKind::Return(Some(v)) = &e.kind {
-            out.push(peel(v));
-        }
-    });
-    if let [Stmt::Expr(e)] = f.body.as_slice()
-        && !matches!(e.kind, ExprKind::Return(_) | ExprKind::Block(_))
-    {
-        out.push(peel(e));
-    }
-    out
 }
 
 /// Every expression of unit `u` with the function it is written in (`None` in a field or

@@ -558,23 +558,10 @@ impl<'p> Shaper<'p> {
 
 /// The expression a function returns when it has one `return` or an expression body.
 pub(crate) fn returned_expr(p: &Project, f: FnRef) -> Option<&Expr> {
-    let func = p.func(f);
-    let mut rets = Vec::new();
-    walk_stmts(&func.body, &mut |e| {
-        if let ExprKind::Return(Some(v)) = &e.kind {
-            rets.push(&**v);
-        }
-    });
-    if rets.len() == 1 {
-        return rets.pop();
+    match super::returned_exprs(p.func(f)).as_slice() {
+        [one] => Some(one),
+        _ => None,
     }
-    if rets.is_empty()
-        && func.body.len() == 1
-        && let crate::facts::Stmt::Expr(e) = &func.body[0]
-    {
-        return Some(e);
-    }
-    None
 }
 
 const HOLE: char = '\u{0}';

@@ -326,6 +326,22 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
     }
 }
 
+/// The values function `f` returns: its `return` expressions, else an expression body.
+pub fn returned_exprs(func: &crate::facts::Function) -> Vec<&Expr> {
+    let mut rets = Vec::new();
+    walk_stmts(&func.body, &mut |e| {
+        if let ExprKind::Return(Some(v)) = &e.kind {
+            rets.push(&**v);
+        }
+    });
+    if rets.is_empty()
+        && let [Stmt::Expr(e)] = func.body.as_slice()
+    {
+        rets.push(e);
+    }
+    rets
+}
+
 /// Peels `x.await`, `x?`, `x!!` and parentheses.
 pub fn peel(e: &Expr) -> &Expr {
     let mut e = e;
