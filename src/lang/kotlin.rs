@@ -2954,12 +2954,18 @@ fun outer() {
     #[test]
     fn one_line_bodies_recovered_from_error() {
         // The grammar puts these members in ERROR nodes; they are still lowered as members.
-        let p = parse("interface Cb { fun f() }\nfun g() {}\n");
-        assert!(p.has_errors);
-        let (cb, _) = ty_named(&p.facts, "Cb");
-        assert_eq!(fn_named(&p.facts, "f").owner, Some(cb));
-        assert_eq!(fn_named(&p.facts, "g").owner, None);
-        let p = parse("class A { val x = 1 }\nfun g() {}\n");
+        // (With a space before the `}` the source patch makes them parse.)
+        for src in [
+            "interface Cb { fun f()}\nfun g() {}\n",
+            "interface Cb { fun f() }\nfun g() {}\n",
+        ] {
+            let p = parse(src);
+            assert_eq!(p.has_errors, !src.contains(") }"), "{src}");
+            let (cb, _) = ty_named(&p.facts, "Cb");
+            assert_eq!(fn_named(&p.facts, "f").owner, Some(cb));
+            assert_eq!(fn_named(&p.facts, "g").owner, None);
+        }
+        let p = parse("class A { val x = 1}\nfun g() {}\n");
         assert!(p.has_errors);
         let (_, a) = ty_named(&p.facts, "A");
         assert_eq!(a.fields[0].name, "x");

@@ -4,12 +4,12 @@ import java.util.UUID
 import java.util.concurrent.TimeUnit
 import okhttp3.Interceptor
 import okhttp3.OkHttpClient
-import okhttp3.Response
+import	okhttp3.Response
 
 /** Logs and traces every request: random ids here are fine, they are not idempotency keys. */
 class TracingInterceptor : Interceptor {
     override funokhttp3.OkHttpClient
-import okhttp3.Response
+import	okhttp3.Response
 
 /** Logs and traces every request intercept(chain: Interceptor.Chain): Response {
         val started = System.nanoTime()
@@ -22,11 +22,11 @@ import java.util.UUID
 import java.util.concurrent.TimeUnit
 import okhttp3.Interceptor
 import okhttp3.OkHttpClient
-import okhttp3.Response
+import	okhttp3.Response
 
 /**ass TracingInterceptor : Interceptor {
     override funokhttp3.OkHttpClient
-import okhttp3.Response
+import	okhttp3.Response
 
 /** Logs and traces every request intercept(chain: Interceptor.Chain): Response {
         val started = System.nanoTime()
