@@ -268,6 +268,21 @@ fn too_big(c: &discover::Candidate, len: u64) -> (Unit, Vec<Notice>) {
     (unit, vec![notice])
 }
 
+/// NUL bytes mark a binary file (as git and ripgrep judge), unless they are rare: a source file
+/// may hold one in a string literal (a parser test's `"""data\u0000"""` written raw). Binary
+/// here: NULs and more than one byte in 32 a control character other than tab, line feed, form
+/// feed and carriage return.
+fn looks_binary(head: &[u8]) -> bool {
+    if !head.contains(&0) {
+        return false;
+    }
+    let controls = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r'))
+        .count();
+    controls * 32 > head.len()
+}
+
 /// Reads a file as UTF-8 text; binary or undecodable files are tool errors.
 fn read_source(path: &Path) -> Result<String, ToolError> {
     let err = |message: String| ToolError {
@@ -276,7 +291,7 @@ fn read_source(path: &Path) -> Result<String, ToolError> {
     };
     let bytes = std::fs::read(path)
         .map_err(|e| err(format!("cannot read: {}", discover::io_message(&e))))?;
-    if bytes.iter().take(8192).any(|&b| b == 0) {
+    if looks_binary(&bytes[..bytes.len().min(8192)]) {
         return Err(err("cannot decode: binary file (contains NUL bytes)".into()));
     }
     String::from_utf8(bytes).map_err(|e| {

@@ -136,6 +136,45 @@ fn binary_invalid_utf8_and_empty_files() {
     assert_eq!(errors.len(), 2, "empty files are fine: {errors:?}");
 }
 
+/// A NUL byte inside a string literal (a parser test's input written raw, as in ktor's
+/// SSESessionParserTest.kt) does not make a source file binary: it is analysed and parsed
+/// cleanly, and its finding reported. A file of mostly control bytes is still binary.
+#[test]
+fn a_nul_in_a_string_literal_is_text() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let with_nul = "package a\n\
+        import java.util.UUID\n\
+        import okhttp3.Interceptor\n\
+        import okhttp3.Response\n\
+        val frame = \"\"\"\n    data: a\0\n    id: 1\x002\n\"\"\"\n\
+        class Nul : Interceptor {\n\
+        \x20   override fun intercept(chain: Interceptor.Chain): Response {\n\
+        \x20       val key = UUID.randomUUID().toString()\n\
+        \x20       return chain.proceed(chain.request().newBuilder().header(\"Idempotency-Key\", key).build())\n\
+        \x20   }\n\
+        }\n";
+    assert_eq!(with_nul.matches('\0').count(), 2);
+    write(p, "Nul.kt", with_nul);
+    write(p, "Ctl.java", "\0\x01\x02\x03class A {}\n");
+    let v = check(p, 2);
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == "Nul.kt" && f["start"]["line"] == 11),
+        "{v}"
+    );
+    let errors = v["errors"].to_string();
+    assert!(!errors.contains("Nul.kt"), "{errors}");
+    assert!(!notices(&v).iter().any(|m| m.starts_with("Nul.kt")), "{v}");
+    assert!(
+        errors.contains("Ctl.java") && errors.contains("binary file"),
+        "{errors}"
+    );
+}
+
 #[test]
 fn crlf_and_bom_keep_columns_right() {
     let d = tempfile::tempdir().unwrap();
