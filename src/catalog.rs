@@ -150,6 +150,10 @@ pub struct Money {
     pub sdk_types: Vec<String>,
     pub sdk_services: Vec<String>,
     pub sdk_methods: Vec<String>,
+    /// A project interface named as a payment port (`BillingGateway`, `PaymentProcessor`):
+    /// one of these words in its name, none of `port_never`.
+    pub port_words: Vec<String>,
+    pub port_never: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, Clone)]

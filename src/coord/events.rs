@@ -2,7 +2,7 @@
 //! project helpers it calls (in any file), what comes first: a guard (distributed lock,
 //! atomic claim, leader check) or money moving?
 
-use super::words::{is_leader_name, is_lock_name, is_money_name};
+use super::words::{is_leader_name, is_lock_name, is_money_name, is_payment_port_call};
 use super::{Coord, named_fn};
 use crate::facts::{Expr, ExprKind, Span, simple_name};
 use crate::hash::HashMap;
@@ -662,6 +662,23 @@ impl<'p> Coord<'p> {
                         .filter(|r| matches!(r, Reach::Money { .. }));
                 }
             }
+            return Some(self.money_by_name(at, e.span));
+        }
+        // A method of a project interface that nothing in the project implements, named as a
+        // payment port (`billingGateway.collect(..)`): its adapter to the provider lives in
+        // another library.
+        if !targets.is_empty()
+            && targets.iter().all(|t| {
+                self.p.enclosing_type(*t).is_some_and(|ty| {
+                    let decl = &self.p.units[t.unit].facts.types[ty];
+                    matches!(decl.kind, crate::facts::TypeKind::Interface)
+                        && decl
+                            .name
+                            .as_deref()
+                            .is_some_and(|n| is_payment_port_call(cat, n, name))
+                })
+            })
+        {
             return Some(self.money_by_name(at, e.span));
         }
         None

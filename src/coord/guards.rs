@@ -256,8 +256,8 @@ impl<'p> Coord<'p> {
                     found = Some(x);
                 }
             });
-            if found.is_some() {
-                return found;
+            if let Some(x) = found {
+                return (!self.of_locked_row(at, x)).then_some(x);
             }
         }
         if found.is_none()
@@ -297,6 +297,9 @@ impl<'p> Coord<'p> {
         if args.is_empty() && receiver.is_none() {
             return None;
         }
+        if self.of_locked_row(at, read) {
+            return None;
+        }
         // A read that takes a row lock in SQL, or a lock-annotated repository method.
         for t in self.flow.call_targets(at, receiver.as_deref(), name, args) {
             if matches!(self.through(at, read.span, &[t]), Some(Reach::Guarded(_))) {
@@ -304,6 +307,44 @@ impl<'p> Coord<'p> {
             }
         }
         Some(read)
+    }
+
+    /// `invoice.settled()` / `invoice.paid` where `invoice` is a local read with a row lock
+    /// (`val invoice = invoices.findByIdForUpdate(id)`, a `FOR UPDATE` query, a lock-annotated
+    /// repository method): the check reads a row no one else can change until the transaction
+    /// ends.
+    fn of_locked_row(&self, at: FnRef, read: &'p Expr) -> bool {
+        let (ExprKind::Call {
+            receiver: Some(r), ..
+        }
+        | ExprKind::Field { receiver: r, .. }) = &read.kind
+        else {
+            return false;
+        };
+        let Some(root) = root_name(r) else {
+            return false;
+        };
+        let Some(init) =
+            super::local_binding(self.p, at, &root, read.span.start).and_then(|b| b.init.as_ref())
+        else {
+            return false;
+        };
+        let ExprKind::Call {
+            receiver,
+            name,
+            args,
+        } = &peel(init).kind
+        else {
+            return false;
+        };
+        name.contains("ForUpdate")
+            || name.contains("for_update")
+            || is_lock_name(self.cat, name)
+            || self
+                .flow
+                .call_targets(at, receiver.as_deref(), name, args)
+                .into_iter()
+                .any(|t| matches!(self.through(at, init.span, &[t]), Some(Reach::Guarded(_))))
     }
 
     /// A write after the money that marks the read's subject done.

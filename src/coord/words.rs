@@ -92,6 +92,24 @@ pub fn is_money_name(cat: &Catalog, name: &str) -> bool {
     has(&m.actions, first) && w[1..].iter().any(|x| has(&m.objects, x))
 }
 
+/// Is `method` of the project interface `type_name`, which nothing in the project implements, a
+/// money call by the port's name? `BillingGateway.collect`, `PaymentProcessor.process`,
+/// `PspPort.submitPayment`; not `PaymentEventPublisher.send`, `BillingGateway.getInvoice`.
+pub fn is_payment_port_call(cat: &Catalog, type_name: &str, method: &str) -> bool {
+    let m = &cat.coord.money;
+    let tw = words(type_name);
+    let mw = words(method);
+    let Some(first) = mw.first() else {
+        return false;
+    };
+    tw.iter().any(|w| has(&m.port_words, w))
+        && !tw
+            .iter()
+            .any(|w| has(&m.port_never, w) || has(&m.never_with, w))
+        && has(&m.actions, first)
+        && !mw.iter().any(|w| has(&m.never_with, w))
+}
+
 /// Is a call named `name` a distributed lock, claim or leader check by its name?
 /// `tryLock`, `acquireLock`, `executeWithLock`, `claimRun`, `isLeader`; not `unlock`,
 /// `releaseLock`, `block`, `clock`.
