@@ -27,6 +27,9 @@
 //! | a one-line body ending in a declaration `{ val a = 1 }` | the space before `}` read as `;` |
 //! | two file annotations on one line `@file:A @file:B` | the space between read as `;` |
 //! | quotes ending a raw string's text `"""a"""""` | the extra quotes spelt `'` |
+//! | a typed destructuring lambda parameter `{ (a, b): Pair<A, B> -> .. }` | the type blanked |
+//! | an empty collection literal in an annotation `@Constraint(validatedBy = [])` | `{}` |
+//! | a primary constructor without its keyword after a doc comment `class A⏎/** .. */⏎(val x: Int)` | the line breaks read as spaces |
 //!
 //! Tests at the bottom show each rewrite and that the rewritten snippet parses.
 
@@ -348,10 +351,7 @@ pub fn patch(source: &str) -> Option<String> {
                 // `context(A) T.() -> Unit` or suspending.
                 if let Some(close) = open_paren_after(src, j).and_then(|p| matching(src, &lexed, p))
                     && src.get(close + 1) == Some(&b' ')
-                    && src[close + 1..]
-                        .iter()
-                        .find(|b| **b != b' ')
-                        .is_some_and(|b| *b == b'(' || is_ident_start(*b))
+                    && context_function_type_follows(src, j, close)
                 {
                     blank(&mut out, i..close + 1);
                     i = close + 1;
@@ -411,6 +411,46 @@ pub fn patch(source: &str) -> Option<String> {
         }
         if code(i) && src[i..].starts_with(b"?::") && i > 0 && is_ident(src[i - 1]) {
             out[i] = b' ';
+        }
+        // An empty collection literal in an annotation (`@Constraint(validatedBy = [])`,
+        // `annotation class A(val v: Array<String> = [])`): read as an empty lambda.
+        if code(i)
+            && src[i..].starts_with(b"[]")
+            && src[..i]
+                .trim_ascii_end()
+                .last()
+                .is_some_and(|b| matches!(b, b'=' | b'(' | b','))
+        {
+            out[i] = b'{';
+            out[i + 1] = b'}';
+        }
+        // A typed destructuring lambda parameter `{ (a, b): Pair<A, B> -> .. }`: the type
+        // blanked.
+        if code(i)
+            && src[i] == b'{'
+            && let Some(range) = destructuring_parameter_type(src, &lexed, i)
+        {
+            blank(&mut out, range);
+        }
+        // A primary constructor without the keyword on a line of its own after the class
+        // header, with a doc comment between (`class A⏎/** .. */⏎(val x: Int)`).
+        if code(i)
+            && src[i] == b'('
+            && at_line_start(src, i)
+            && let Some(close) = matching(src, &lexed, i)
+            && matches!(
+                src[close + 1..]
+                    .iter()
+                    .find(|b| **b != b' ' && **b != b'\t'),
+                None | Some(b'{') | Some(b':') | Some(b'\n') | Some(b'\r')
+            )
+            && let Some(p) = class_header_before(src, &lexed, line_start(src, i))
+        {
+            for (b, class) in out[p..i].iter_mut().zip(&lexed.class[p..i]) {
+                if *class == Class::Code && b.is_ascii_whitespace() {
+                    *b = b' ';
+                }
+            }
         }
         // A callable reference starting a statement (`::g.startCoroutine(c)`) after a
         // declaration: the grammar joins it to the line before.
@@ -787,6 +827,73 @@ fn modifier_used_as_name(src: &[u8], lexed: &Lexed, i: usize, j: usize) -> bool 
     }
 }
 
+/// For a lambda's `{` at `open` whose first parameter is a destructuring declaration with a type
+/// (`{ (a, _, c): Data ->`, `{ (k, v): Map.Entry<K, V>, i: Int ->`): the type with its colon.
+fn destructuring_parameter_type(
+    src: &[u8],
+    lexed: &Lexed,
+    open: usize,
+) -> Option<std::ops::Range<usize>> {
+    let k = open + 1 + src[open + 1..].iter().take_while(|b| **b == b' ').count();
+    if src.get(k) != Some(&b'(') {
+        return None;
+    }
+    let close = matching(src, lexed, k)?;
+    // Names, `_` and commas inside: a destructuring, not an expression.
+    let inner = &src[k + 1..close];
+    if !inner
+        .iter()
+        .all(|b| is_ident(*b) || b", \t\n\r".contains(b))
+    {
+        return None;
+    }
+    let colon = close + 1 + src[close + 1..].iter().take_while(|b| **b == b' ').count();
+    if src.get(colon) != Some(&b':') || src.get(colon + 1) == Some(&b':') {
+        return None;
+    }
+    // The type runs to the parameter's end (`,` outside type arguments, or `->`) on this line.
+    let mut depth = 0usize;
+    let end = (colon + SHORT_SPAN).min(src.len());
+    for e in colon + 1..end {
+        match src[e] {
+            b'<' => depth += 1,
+            b'>' if depth > 0 => depth -= 1,
+            b'-' if src.get(e + 1) == Some(&b'>') && depth == 0 => return Some(colon..e),
+            b',' if depth == 0 => return Some(colon..e),
+            b'\n' | b'{' | b'}' | b'(' | b')' | b'=' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// After `context(..)` at `close`: a function type (`() -> B`, `suspend () -> B`, a receiver
+/// `T.() -> B`), and the parentheses hold something (`ShareDialog(context() as A)` is a call).
+fn context_function_type_follows(src: &[u8], j: usize, close: usize) -> bool {
+    if src[j..close]
+        .iter()
+        .all(|b| matches!(b, b'(' | b' ' | b'\t'))
+    {
+        return false;
+    }
+    let rest = src[close + 1..].trim_ascii_start();
+    if rest.starts_with(b"(") || rest.starts_with(b"suspend ") {
+        return true;
+    }
+    // A receiver type: a (dotted, generic) name, then `.(`, on this line.
+    let line = rest
+        .iter()
+        .position(|b| *b == b'\n')
+        .map_or(rest, |e| &rest[..e]);
+    let line = &line[..line.len().min(SHORT_SPAN)];
+    rest.first().copied().is_some_and(is_ident_start)
+        && line.windows(2).position(|w| w == b".(").is_some_and(|k| {
+            line[..k]
+                .iter()
+                .all(|b| is_ident(*b) || b".<>, ?".contains(b))
+        })
+}
+
 /// The code before `i` (spaces skipped) is `:`, `,`, `(`, `<` or `->`: a type may start here.
 fn in_type_position(src: &[u8], i: usize) -> bool {
     let p = src[..i].iter().rposition(|b| *b != b' ' && *b != b'\t');
@@ -995,7 +1102,7 @@ fn opening(src: &[u8], lexed: &Lexed, close: usize) -> Option<usize> {
         match src[k] {
             b')' => depth += 1,
             b'(' => {
-                depth -= 1;
+                depth = depth.checked_sub(1)?;
                 if depth == 0 {
                     return Some(k);
                 }
@@ -1026,6 +1133,13 @@ fn primary_constructor_gap(src: &[u8], lexed: &Lexed, i: usize) -> Option<std::o
             break;
         }
     }
+    class_header_before(src, lexed, line_start).map(|p| p..i)
+}
+
+/// For a line starting at `line_start`: when the code before it ends a class header (`class
+/// Name` or `class Name<..>`) on an earlier line, with only whitespace and block comments
+/// between (a `//` comment would swallow what is joined to it), where that header ends.
+fn class_header_before(src: &[u8], lexed: &Lexed, line_start: usize) -> Option<usize> {
     // The previous code byte.
     let mut p = line_start;
     while p > 0 && (src[p - 1].is_ascii_whitespace() || lexed.class[p - 1] == Class::Comment) {
@@ -1038,6 +1152,14 @@ fn primary_constructor_gap(src: &[u8], lexed: &Lexed, i: usize) -> Option<std::o
     if !src[gap.clone()].contains(&b'\n') {
         return None;
     }
+    let line_comment = gap.clone().any(|k| {
+        lexed.class[k] == Class::Comment
+            && (k == 0 || lexed.class[k - 1] != Class::Comment)
+            && src[k..].starts_with(b"//")
+    });
+    if line_comment {
+        return None;
+    }
     let mut q = p;
     if src[q - 1] == b'>' {
         // Back over the type parameters.
@@ -1048,7 +1170,8 @@ fn primary_constructor_gap(src: &[u8], lexed: &Lexed, i: usize) -> Option<std::o
                 match src[q] {
                     b'>' => depth += 1,
                     b'<' => {
-                        depth -= 1;
+                        // (An unmatched `<`: not type parameters.)
+                        depth = depth.checked_sub(1)?;
                         if depth == 0 {
                             break;
                         }
@@ -1079,7 +1202,7 @@ fn primary_constructor_gap(src: &[u8], lexed: &Lexed, i: usize) -> Option<std::o
     while q > 0 && is_ident(src[q - 1]) {
         q -= 1;
     }
-    (&src[q..kw_end] == b"class").then_some(p..i)
+    (&src[q..kw_end] == b"class").then_some(p)
 }
 
 /// `src[from..to]` holds only annotations (`@A`, `@A(..)`) and visibility or platform modifiers.
@@ -1331,6 +1454,10 @@ mod tests {
             "fun f(b: context(S) T.() -> Unit) {}\n",
             "fun f(b:            T.() -> Unit) {}\n",
         );
+        // A call named context inside a call is left alone.
+        assert!(
+            patch("val d = Dialog(context() as Activity)\nval e = f(context(a) as B)\n").is_none()
+        );
         // A call named context is left alone.
         assert!(patch("fun f() {\n    context(x)\n    g()\n}\n").is_none());
         assert!(
@@ -1376,6 +1503,14 @@ mod tests {
             "class S\n  @RequiresApi(37)\n  internal constructor() : A {\n  fun f() = 1\n}\n",
             "class S   @RequiresApi(37)   internal constructor() : A {\n  fun f() = 1\n}\n",
         );
+        fixed(
+            "abstract class S\n/**\n * doc\n */\n(p: P) : B(p) {\n    fun f() = 1\n}\n",
+            "abstract class S /**\n * doc\n */ (p: P) : B(p) {\n    fun f() = 1\n}\n",
+        );
+        // An expression after a local class is no constructor.
+        assert!(patch("fun f() {\n    class L\n    (a + b).let { g(it) }\n}\n").is_none());
+        // A line comment between would swallow what is joined to it: left alone.
+        assert!(patch("class S // note\ninternal constructor() : A {\n}\n").is_none());
         // A class header without a body followed by another class is left alone.
         assert!(
             patch("public actual sealed class S\n\npublic class I actual constructor(\n    val h: String\n) : S()\n").is_none()
@@ -1550,6 +1685,31 @@ mod tests {
         );
         // Bodies that start with a call, not a declaration, stay.
         assert!(patch("fun f() { g() }\nval l = listOf(1).map { it + 1 }\n").is_none());
+    }
+
+    #[test]
+    fn typed_destructuring_lambda_parameters() {
+        fixed(
+            "val s = d.map { (a, _, c): Data ->\n    a\n}\n",
+            "val s = d.map { (a, _, c)       ->\n    a\n}\n",
+        );
+        fixed(
+            "val s = m.mapIndexed { (k, v): Map.Entry<K, V>, i: Int -> k }\n",
+            "val s = m.mapIndexed { (k, v)                 , i: Int -> k }\n",
+        );
+        // Untyped, and a block starting with a parenthesised expression, stay.
+        assert!(
+            patch("val t = d.map { (a, b) -> a }\nfun f() { (a + b).let { g(it) } }\n").is_none()
+        );
+    }
+
+    #[test]
+    fn empty_collection_literals_in_annotations() {
+        fixed(
+            "@Constraint(validatedBy = [])\nannotation class M(val a: Array<String> = [])\n",
+            "@Constraint(validatedBy = {})\nannotation class M(val a: Array<String> = {})\n",
+        );
+        assert!(patch("@Constraint(validatedBy = [A::class])\nval x = a[0]\n").is_none());
     }
 
     #[test]
