@@ -105,7 +105,17 @@ pub struct Coordination {
     pub money: Money,
     pub endpoint: Vec<Endpoint>,
     pub locks: Locks,
+    pub guards: Guards,
     pub config: ConfigRefs,
+}
+
+/// What an "already done?" guard (IDEM005) is not.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Guards {
+    /// A call on a value of these types reads a number or text already at hand, not stored
+    /// state (`if (amount.doubleValue() > total.doubleValue()) throw ..`): a validation.
+    pub value_types: Vec<String>,
 }
 
 /// Annotations that give a field the value of a configuration key (`@Value("${psp.url}")`).

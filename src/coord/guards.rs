@@ -300,6 +300,13 @@ impl<'p> Coord<'p> {
         if self.of_locked_row(at, read) {
             return None;
         }
+        // `amount.doubleValue()`: a number at hand, not stored state.
+        if let Some(r) = receiver.as_deref()
+            && let Some(t) = self.flow.type_in(at, r)
+            && has(&cat.coord.guards.value_types, crate::facts::simple_name(&t))
+        {
+            return None;
+        }
         // A read that takes a row lock in SQL, or a lock-annotated repository method.
         for t in self.flow.call_targets(at, receiver.as_deref(), name, args) {
             if matches!(self.through(at, read.span, &[t]), Some(Reach::Guarded(_))) {
