@@ -95,6 +95,15 @@ pub struct SdkCall {
     /// payment intent, ..."; by default it charges, refunds or pays out twice.
     #[serde(default)]
     pub repeat: Option<String>,
+    /// The call moves money only when its params (an argument built from one of
+    /// `unless_params` types in the calling function) set one of `moves_money_with`
+    /// (`confirm`): a Stripe PaymentIntent created without `confirm` waits for a confirm call
+    /// of its own, and a second one is never charged. Params the code does not show (built by
+    /// a project helper, handed in) still count as money.
+    #[serde(default)]
+    pub moves_money_with: Vec<String>,
+    #[serde(default)]
+    pub unless_params: Vec<String>,
 }
 
 /// `coordination.toml`: schedulers, money-moving calls and endpoints, locks and claims.

@@ -644,7 +644,7 @@ import com.stripe.param.RefundCreateParams;
 
 public class Checkout {
     public PaymentIntent start(long amount) throws StripeException {
-        return PaymentIntent.create(PaymentIntentCreateParams.builder().setAmount(amount).setCurrency("eur").build());
+        return PaymentIntent.create(PaymentIntentCreateParams.builder().setAmount(amount).setCurrency("eur").setConfirm(true).build());
     }
 
     public Refund refund(String pi) throws StripeException {

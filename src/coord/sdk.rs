@@ -92,11 +92,90 @@ impl<'p> Sdks<'p> {
                 .find(|(si, _)| self.root_from(flow, at, receiver.as_deref(), *si))
                 .unwrap_or(&many[0]),
         };
+        let c = &self.cat.sdks[sdk].call[call];
+        if !c.moves_money_with.is_empty() && self.params_move_no_money(at, e, args, c) {
+            return None;
+        }
         Some(SdkMatch {
             sdk,
             call,
             name_span: name_span(self.p, at.unit, e, name, args),
         })
+    }
+
+    /// The call's params are built in `at` from one of `c.unless_params` (inline, or a local
+    /// and what is done to it before the call) and set none of `c.moves_money_with`, and no
+    /// project function is handed them before the call (it might set one).
+    fn params_move_no_money(
+        &self,
+        at: FnRef,
+        e: &'p Expr,
+        args: &'p [crate::facts::Arg],
+        c: &SdkCall,
+    ) -> bool {
+        let src = &self.p.units[at.unit].src;
+        for a in args {
+            // `params`, `&params`, `builder.build()`: the local the chain starts from.
+            let mut root = peel(&a.value);
+            while let ExprKind::Call {
+                receiver: Some(r), ..
+            } = &root.kind
+            {
+                root = peel(r);
+            }
+            let local = match &root.kind {
+                ExprKind::Name(n) => local_binding(self.p, at, n, e.span.start).map(|b| (n, b)),
+                _ => None,
+            };
+            let region = match local {
+                Some((_, b)) => Span::new(b.span.start, e.span.start),
+                None => a.value.span,
+            };
+            let text = src.slice(region);
+            if !c.unless_params.iter().any(|t| text.contains(t.as_str())) {
+                continue;
+            }
+            let lower = text.to_ascii_lowercase();
+            if c.moves_money_with
+                .iter()
+                .any(|w| lower.contains(w.as_str()))
+            {
+                return false;
+            }
+            // A project function that builds the params (`val p = paramsFor(order)`) or is
+            // handed them (`applyDefaults(builder)`) may set it.
+            let project_fn = |x: &Expr| matches!(&x.kind, ExprKind::Call { name, .. } if self.p.count_named(name) > 0);
+            let mut helper = match local {
+                Some((_, b)) => b.init.as_ref().is_some_and(|init| {
+                    let mut bottom = peel(init);
+                    while let ExprKind::Call {
+                        receiver: Some(r), ..
+                    } = &bottom.kind
+                    {
+                        bottom = peel(r);
+                    }
+                    project_fn(bottom)
+                }),
+                None => false,
+            };
+            if let Some((n, _)) = local {
+                let func = self.p.func(self.p.outermost(at));
+                crate::project::walk_stmts(&func.body, &mut |x| {
+                    if let ExprKind::Call { args, .. } = &x.kind
+                        && x.span.start >= region.start
+                        && x.span.end <= region.end
+                        && project_fn(x)
+                        && args
+                            .iter()
+                            .any(|g| matches!(&peel(&g.value).kind, ExprKind::Name(m) if m == n))
+                    {
+                        helper = true;
+                    }
+                });
+            }
+            return !helper;
+        }
+        false
     }
 
     /// Is the type of the object a call chain starts from imported from SDK `si`'s packages
