@@ -289,8 +289,6 @@ impl<'p> Coord<'p> {
             || is_write_name(name)
             || has(&cat.coord.locks.checked_calls, name)
             || name.starts_with(|c: char| c.is_uppercase())
-            || name.contains("ForUpdate")
-            || name.contains("for_update")
         {
             return None;
         }
@@ -307,13 +305,30 @@ impl<'p> Coord<'p> {
         {
             return None;
         }
-        // A read that takes a row lock in SQL, or a lock-annotated repository method.
-        for t in self.flow.call_targets(at, receiver.as_deref(), name, args) {
-            if matches!(self.through(at, read.span, &[t]), Some(Reach::Guarded(_))) {
-                return None;
-            }
+        if self.locking_read(at, read.span, receiver.as_deref(), name, args) {
+            return None;
         }
         Some(read)
+    }
+
+    /// A read that takes a row lock: named so (`findByIdForUpdate`, `select_for_update`, a lock
+    /// name), or SQL with a row lock or a lock-annotated repository method behind it.
+    fn locking_read(
+        &self,
+        at: FnRef,
+        span: crate::facts::Span,
+        receiver: Option<&'p Expr>,
+        name: &str,
+        args: &'p [crate::facts::Arg],
+    ) -> bool {
+        name.contains("ForUpdate")
+            || name.contains("for_update")
+            || is_lock_name(self.cat, name)
+            || self
+                .flow
+                .call_targets(at, receiver, name, args)
+                .into_iter()
+                .any(|t| matches!(self.through(at, span, &[t]), Some(Reach::Guarded(_))))
     }
 
     /// `invoice.settled()` / `invoice.paid` where `invoice` is a local read with a row lock
@@ -344,14 +359,7 @@ impl<'p> Coord<'p> {
         else {
             return false;
         };
-        name.contains("ForUpdate")
-            || name.contains("for_update")
-            || is_lock_name(self.cat, name)
-            || self
-                .flow
-                .call_targets(at, receiver.as_deref(), name, args)
-                .into_iter()
-                .any(|t| matches!(self.through(at, init.span, &[t]), Some(Reach::Guarded(_))))
+        self.locking_read(at, init.span, receiver.as_deref(), name, args)
     }
 
     /// A write after the money that marks the read's subject done.

@@ -534,6 +534,15 @@ fn at_line_start(src: &[u8], i: usize) -> bool {
         .all(|b| *b == b' ' || *b == b'\t')
 }
 
+/// Where the code before `i` ends: `i` with the whitespace and comments before it skipped.
+fn code_end_before(src: &[u8], lexed: &Lexed, i: usize) -> usize {
+    let mut p = i;
+    while p > 0 && (src[p - 1].is_ascii_whitespace() || lexed.class[p - 1] == Class::Comment) {
+        p -= 1;
+    }
+    p
+}
+
 /// `if` at `i` follows a branch condition on its line (`is A if ok ->`): the code before it is an
 /// operand, not a keyword such as `else` or `return`.
 fn when_guard(src: &[u8], lexed: &Lexed, i: usize) -> bool {
@@ -602,10 +611,7 @@ fn first_statement(src: &[u8], lexed: &Lexed) -> Option<usize> {
 /// For a statement at line start `i`: the line break before it when the code before ends an
 /// operand or a block (so the grammar would continue that line).
 fn line_break_after_operand(src: &[u8], lexed: &Lexed, i: usize) -> Option<usize> {
-    let mut p = i;
-    while p > 0 && (src[p - 1].is_ascii_whitespace() || lexed.class[p - 1] == Class::Comment) {
-        p -= 1;
-    }
+    let p = code_end_before(src, lexed, i);
     let b = *src.get(p.checked_sub(1)?)?;
     let ends_operand =
         is_ident(b) || matches!(b, b')' | b']' | b'"' | b'}') || lexed.class[p - 1] == Class::Str;
@@ -756,10 +762,7 @@ fn modifier_used_as_name(src: &[u8], lexed: &Lexed, i: usize, j: usize) -> bool 
     if !anywhere && !STATEMENT_MODIFIERS.contains(&word) {
         return false;
     }
-    let mut p = i;
-    while p > 0 && (src[p - 1].is_ascii_whitespace() || lexed.class[p - 1] == Class::Comment) {
-        p -= 1;
-    }
+    let p = code_end_before(src, lexed, i);
     let prev = p.checked_sub(1).map(|p| src[p]);
     if matches!(prev, Some(b'.') | Some(b':') | Some(b'@') | Some(b'`')) {
         // A member (`a.open`, `A::open`), a type (`x: dynamic`) or an annotation.
@@ -1063,10 +1066,7 @@ fn annotation_lines_above(src: &[u8], lexed: &Lexed, line: usize) -> Option<usiz
     let mut end = line;
     loop {
         // The previous code byte.
-        let mut p = end;
-        while p > 0 && (src[p - 1].is_ascii_whitespace() || lexed.class[p - 1] == Class::Comment) {
-            p -= 1;
-        }
+        let p = code_end_before(src, lexed, end);
         if p == 0 {
             break;
         }
@@ -1141,10 +1141,7 @@ fn primary_constructor_gap(src: &[u8], lexed: &Lexed, i: usize) -> Option<std::o
 /// between (a `//` comment would swallow what is joined to it), where that header ends.
 fn class_header_before(src: &[u8], lexed: &Lexed, line_start: usize) -> Option<usize> {
     // The previous code byte.
-    let mut p = line_start;
-    while p > 0 && (src[p - 1].is_ascii_whitespace() || lexed.class[p - 1] == Class::Comment) {
-        p -= 1;
-    }
+    let p = code_end_before(src, lexed, line_start);
     if p == 0 || p == line_start {
         return None;
     }
