@@ -146,15 +146,32 @@ impl<'p> Sdks<'p> {
             // handed them (`applyDefaults(builder)`) may set it.
             let project_fn = |x: &Expr| matches!(&x.kind, ExprKind::Call { name, .. } if self.p.count_named(name) > 0);
             let mut helper = match local {
+                // Any call along the initialiser's chain (`this.paramsFor(order)`,
+                // `paramsFor(order).toBuilder().build()`), unless the chain is the SDK's own
+                // builder (`PaymentIntentCreateParams.builder()...`), whose method names a
+                // project class may also declare.
                 Some((_, b)) => b.init.as_ref().is_some_and(|init| {
-                    let mut bottom = peel(init);
-                    while let ExprKind::Call {
-                        receiver: Some(r), ..
-                    } = &bottom.kind
-                    {
-                        bottom = peel(r);
+                    let mut chain = Vec::new();
+                    let mut x = peel(init);
+                    loop {
+                        chain.push(x);
+                        match &x.kind {
+                            ExprKind::Call {
+                                receiver: Some(r), ..
+                            } => x = peel(r),
+                            _ => break,
+                        }
                     }
-                    project_fn(bottom)
+                    // `PaymentIntentCreateParams.builder()`, `new PaymentIntentCreateParams.Builder()`.
+                    let sdk_builder = match &x.kind {
+                        ExprKind::Name(n) => c.unless_params.iter().any(|t| t == n.as_str()),
+                        ExprKind::New { ty, .. } => c
+                            .unless_params
+                            .iter()
+                            .any(|t| ty.split('.').next() == Some(t)),
+                        _ => false,
+                    };
+                    !sdk_builder && chain.into_iter().any(project_fn)
                 }),
                 None => false,
             };
