@@ -104,6 +104,36 @@ pub struct SdkCall {
     pub moves_money_with: Vec<String>,
     #[serde(default)]
     pub unless_params: Vec<String>,
+    /// The call moves no money, or a repeat of it fails, when every way its params are built
+    /// sets a field so (`payment_behavior` default_incomplete, a zero amount, a single-use
+    /// token as the source).
+    #[serde(default)]
+    pub unless_set: Vec<ParamCondition>,
+}
+
+/// A field of an SDK call's params, set to a value that changes what the call does with money.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamCondition {
+    /// The field, in the provider's spelling (`payment_behavior`): setters, builder methods,
+    /// map keys, assignments and named arguments of any spelling match (`setPaymentBehavior`).
+    pub set: String,
+    /// A word of what the field is set on (`amount`: `Amount().value(0L)`), when the field's
+    /// name alone is too common.
+    #[serde(default)]
+    pub on: Option<String>,
+    /// Words the value has, all of them (`default`, `incomplete`:
+    /// `PaymentBehavior.DEFAULT_INCOMPLETE`, `"default_incomplete"`).
+    #[serde(default)]
+    pub to: Vec<String>,
+    /// The value is zero (`0`, `0L`, `"0"`, `BigDecimal.ZERO`).
+    #[serde(default)]
+    pub zero: bool,
+    /// With it set, a repeat of the call fails instead of moving money again (a single-use
+    /// token): money still moves once, so it is money for the coordination rules, but a
+    /// missing key is not reported. Without it, the call moves no money.
+    #[serde(default)]
+    pub once: bool,
 }
 
 /// `coordination.toml`: schedulers, money-moving calls and endpoints, locks and claims.

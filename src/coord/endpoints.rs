@@ -125,11 +125,19 @@ pub struct Posts {
     /// Project interceptors or middleware that set an idempotency key header, with their
     /// framework and where they are registered (`None` when that is not known).
     pub key_interceptors: Vec<(FnRef, String, Option<Vec<super::clients::Region>>)>,
+    /// SDK calls whose params make them move no money (`PaymentIntent.create` without
+    /// `confirm`): no rule counts them as money, whatever their name.
+    no_money: HashSet<(usize, Span)>,
 }
 
 impl Posts {
     pub fn at_site(&self, unit: usize, span: Span) -> Option<&PostSite> {
         self.by_site.get(&(unit, span)).map(|&i| &self.sites[i])
+    }
+
+    /// Is the call at `span` an SDK call whose params make it move no money?
+    pub fn moves_no_money(&self, unit: usize, span: Span) -> bool {
+        self.no_money.contains(&(unit, span))
     }
 
     pub fn declared(&self, f: FnRef) -> Option<&PostSite> {
@@ -795,6 +803,12 @@ pub fn find<'p>(
     posts
 }
 
+impl<'p> super::sdk_params::Callers<'p> for Finder<'_, 'p> {
+    fn calls_named(&self, name: &str) -> &[(FnRef, &'p Expr)] {
+        Finder::calls_named(self, name)
+    }
+}
+
 impl<'p> Finder<'_, 'p> {
     /// The calls named `name` in the project, with the function each is in.
     fn calls_named(&self, name: &str) -> &[(FnRef, &'p Expr)] {
@@ -928,8 +942,13 @@ impl<'p> Finder<'_, 'p> {
             }
         });
         for e in calls {
-            let Some(m) = sdks.money_call(self.flow, at, e) else {
-                continue;
+            let m = match sdks.money_call(self.flow, self, at, e) {
+                Some(super::sdk::SdkCallIs::Money(m)) => m,
+                Some(super::sdk::SdkCallIs::NoMoney) => {
+                    posts.no_money.insert((at.unit, e.span));
+                    continue;
+                }
+                None => continue,
             };
             let ExprKind::Call { args, .. } = &e.kind else {
                 continue;
@@ -937,7 +956,7 @@ impl<'p> Finder<'_, 'p> {
             let sdk = &self.cat.sdks[m.sdk];
             // A key we cannot see either way (options handed in by a caller we cannot find)
             // is not reported as missing.
-            let has_key = if sdk.key_required || sdk.call[m.call].once_per_object {
+            let has_key = if sdk.key_required || m.once {
                 true
             } else if let Some(k) = self.sdk_has_key(at, e, sdk, &sdk.call[m.call], args) {
                 k

@@ -643,6 +643,9 @@ impl<'p> Coord<'p> {
                 return None;
             }
         }
+        if self.shared.posts.moves_no_money(at.unit, e.span) {
+            return None;
+        }
         if self.is_sdk_money_call(receiver, name, args) {
             return Some(self.money(at, e.span, Vec::new()));
         }

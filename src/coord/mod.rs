@@ -12,6 +12,7 @@ pub mod guards;
 pub mod jobs;
 pub mod lockkeys;
 pub mod sdk;
+pub mod sdk_params;
 pub mod words;
 
 use crate::catalog::Catalog;

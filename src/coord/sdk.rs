@@ -6,6 +6,7 @@
 //! An SDK is seen in a file only through its packages (an import, a qualified name), so a
 //! project class named `Charge` or `Refund` is not Stripe's.
 
+use super::sdk_params::{Callers, ParamsFinder, Path};
 use super::{local_binding, peel};
 use crate::catalog::{Catalog, Sdk, SdkCall, SdkStyle};
 use crate::facts::{Expr, ExprKind, Lang, Span, simple_name};
@@ -21,6 +22,43 @@ pub struct SdkMatch {
     pub call: usize,
     /// The called method's name in the source (where a finding points).
     pub name_span: Span,
+    /// A repeat of this call fails instead of moving money again (a capture of one payment
+    /// intent, a charge from a single-use token): a missing key is not reported.
+    pub once: bool,
+}
+
+/// What an SDK call does with money.
+#[derive(Clone, Copy, Debug)]
+pub enum SdkCallIs {
+    Money(SdkMatch),
+    /// A money call of the SDK whose params make it move none (a PaymentIntent created
+    /// without `confirm`, a subscription that waits for its first payment, a zero amount).
+    NoMoney,
+}
+
+/// Are params that reach the call by `paths` built from one of `c.unless_params` (every path)
+/// without setting one of `c.moves_money_with` (no path)? `None` when they are not those
+/// params at all (another argument: the options).
+fn unconfirmed(finder: &ParamsFinder<'_, '_>, paths: &[Path], c: &SdkCall) -> Option<bool> {
+    let typed = |path: &Path| {
+        path.iter().any(|pl| {
+            c.unless_params
+                .iter()
+                .any(|t| finder.text(pl).contains(t.as_str()))
+        })
+    };
+    if !paths.iter().any(typed) {
+        return None;
+    }
+    let sets_it = |path: &Path| {
+        path.iter().any(|pl| {
+            let lower = finder.text(pl).to_ascii_lowercase();
+            c.moves_money_with
+                .iter()
+                .any(|w| lower.contains(w.as_str()))
+        })
+    };
+    Some(paths.iter().all(typed) && !paths.iter().any(sets_it))
 }
 
 /// Which SDKs each file can use, found once per run.
@@ -59,8 +97,15 @@ impl<'p> Sdks<'p> {
         &self.visible[unit]
     }
 
-    /// The SDK money call `e` (a call in `at`) is, if any.
-    pub fn money_call(&self, flow: &Flow<'p>, at: FnRef, e: &'p Expr) -> Option<SdkMatch> {
+    /// What the SDK call `e` (a call in `at`) does with money, if it is a money call of an SDK.
+    /// `calls` finds the callers of a function whose parameter the params come from.
+    pub fn money_call(
+        &self,
+        flow: &Flow<'p>,
+        calls: &dyn Callers<'p>,
+        at: FnRef,
+        e: &'p Expr,
+    ) -> Option<SdkCallIs> {
         let ExprKind::Call {
             receiver,
             name,
@@ -93,106 +138,43 @@ impl<'p> Sdks<'p> {
                 .unwrap_or(&many[0]),
         };
         let c = &self.cat.sdks[sdk].call[call];
-        if !c.moves_money_with.is_empty() && self.params_move_no_money(at, e, args, c) {
-            return None;
+        let mut once = c.once_per_object;
+        if !c.moves_money_with.is_empty() || !c.unless_set.is_empty() {
+            let finder = ParamsFinder::new(self.p, flow, calls);
+            // The params: the arguments, and the receiver chain of a `..params.send(&client)`.
+            let chain = receiver.as_deref().filter(|_| c.style == SdkStyle::Chain);
+            let mut no_money = false;
+            for v in args.iter().map(|a| &a.value).chain(chain) {
+                let Some(paths) = finder.paths(at, v, e.span.start) else {
+                    continue;
+                };
+                if !c.moves_money_with.is_empty()
+                    && let Some(unconfirmed) = unconfirmed(&finder, &paths, c)
+                {
+                    // A helper not looked into may set it.
+                    no_money = unconfirmed && !finder.truncated();
+                    break;
+                }
+                for cond in &c.unless_set {
+                    if paths.iter().all(|path| finder.sets(path, cond)) {
+                        if cond.once {
+                            once = true;
+                        } else {
+                            no_money = true;
+                        }
+                    }
+                }
+            }
+            if no_money {
+                return Some(SdkCallIs::NoMoney);
+            }
         }
-        Some(SdkMatch {
+        Some(SdkCallIs::Money(SdkMatch {
             sdk,
             call,
             name_span: name_span(self.p, at.unit, e, name, args),
-        })
-    }
-
-    /// The call's params are built in `at` from one of `c.unless_params` (inline, or a local
-    /// and what is done to it before the call) and set none of `c.moves_money_with`, and no
-    /// project function is handed them before the call (it might set one).
-    fn params_move_no_money(
-        &self,
-        at: FnRef,
-        e: &'p Expr,
-        args: &'p [crate::facts::Arg],
-        c: &SdkCall,
-    ) -> bool {
-        let src = &self.p.units[at.unit].src;
-        for a in args {
-            // `params`, `&params`, `builder.build()`: the local the chain starts from.
-            let mut root = peel(&a.value);
-            while let ExprKind::Call {
-                receiver: Some(r), ..
-            } = &root.kind
-            {
-                root = peel(r);
-            }
-            let local = match &root.kind {
-                ExprKind::Name(n) => local_binding(self.p, at, n, e.span.start).map(|b| (n, b)),
-                _ => None,
-            };
-            let region = match local {
-                Some((_, b)) => Span::new(b.span.start, e.span.start),
-                None => a.value.span,
-            };
-            let text = src.slice(region);
-            if !c.unless_params.iter().any(|t| text.contains(t.as_str())) {
-                continue;
-            }
-            let lower = text.to_ascii_lowercase();
-            if c.moves_money_with
-                .iter()
-                .any(|w| lower.contains(w.as_str()))
-            {
-                return false;
-            }
-            // A project function that builds the params (`val p = paramsFor(order)`) or is
-            // handed them (`applyDefaults(builder)`) may set it.
-            let project_fn = |x: &Expr| matches!(&x.kind, ExprKind::Call { name, .. } if self.p.count_named(name) > 0);
-            let mut helper = match local {
-                // Any call along the initialiser's chain (`this.paramsFor(order)`,
-                // `paramsFor(order).toBuilder().build()`), unless the chain is the SDK's own
-                // builder (`PaymentIntentCreateParams.builder()...`), whose method names a
-                // project class may also declare.
-                Some((_, b)) => b.init.as_ref().is_some_and(|init| {
-                    let mut chain = Vec::new();
-                    let mut x = peel(init);
-                    loop {
-                        chain.push(x);
-                        match &x.kind {
-                            ExprKind::Call {
-                                receiver: Some(r), ..
-                            } => x = peel(r),
-                            _ => break,
-                        }
-                    }
-                    // `PaymentIntentCreateParams.builder()`, `new PaymentIntentCreateParams.Builder()`.
-                    let sdk_builder = match &x.kind {
-                        ExprKind::Name(n) => c.unless_params.iter().any(|t| t == n.as_str()),
-                        ExprKind::New { ty, .. } => c
-                            .unless_params
-                            .iter()
-                            .any(|t| ty.split('.').next() == Some(t)),
-                        _ => false,
-                    };
-                    !sdk_builder && chain.into_iter().any(project_fn)
-                }),
-                None => false,
-            };
-            if let Some((n, _)) = local {
-                let func = self.p.func(self.p.outermost(at));
-                crate::project::walk_stmts(&func.body, &mut |x| {
-                    if let ExprKind::Call { args, .. } = &x.kind
-                        && x.span.start >= region.start
-                        && x.span.end <= region.end
-                        && project_fn(x)
-                        && args
-                            .iter()
-                            .any(|g| matches!(&peel(&g.value).kind, ExprKind::Name(m) if m == n))
-                    {
-                        helper = true;
-                    }
-                });
-            }
-            return !helper;
-        }
-        false
+            once,
+        }))
     }
 
     /// Is the type of the object a call chain starts from imported from SDK `si`'s packages
