@@ -9,6 +9,7 @@
 use super::words::has;
 use super::{field_binding, innermost_stmt, local_binding, peel, stmt_exprs};
 
+use super::sdk_params::Callers;
 use crate::catalog::Catalog;
 use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
 use crate::flow::Flow;
@@ -1262,77 +1263,57 @@ impl<'p> Finder<'_, 'p> {
 
     /// Calls of helper `h` whose argument makes the URL a money endpoint.
     fn helper_callers(&self, h: &Helper, posts: &mut Posts, next: &mut Vec<Helper>) {
-        let Some(name) = self.p.func(h.f).name.as_deref() else {
-            return;
-        };
-        {
-            {
-                for &(at, call) in self.calls_named(name) {
-                    let ExprKind::Call {
-                        receiver,
-                        name,
-                        args,
-                    } = &call.kind
-                    else {
-                        continue;
-                    };
-                    let Some(arg_i) =
-                        super::param_to_arg(self.p, h.f, receiver.as_deref(), h.param)
-                            .filter(|&j| j < args.len())
-                    else {
-                        continue;
-                    };
-                    if !self
-                        .flow
-                        .call_targets(at, receiver.as_deref(), name, args)
-                        .contains(&h.f)
-                    {
-                        continue;
-                    }
-                    let arg = self.shape_of(at, &args[arg_i].value);
-                    let mut pieces = Vec::new();
-                    for piece in &h.pieces {
-                        match piece {
-                            Piece::Param(k) if *k == h.param => pieces.extend(arg.iter().cloned()),
-                            Piece::Param(_) => pieces.push(Piece::Hole),
-                            other => pieces.push(other.clone()),
-                        }
-                    }
-                    // The helper keys its request from a key parameter, unless this caller
-                    // passes none (`post_form(path, &form, None)`).
-                    let has_key = (h.has_key && !self.key_left_out(h.f, receiver.as_deref(), args))
-                        || self.neighbourhood_has_key(at, call.span);
-                    if let Some((endpoint, provider, from)) = match_endpoint(self.cat, &pieces)
-                        && let Some(literal) = literal_at(&pieces, from)
-                    {
-                        posts.sites.push(PostSite {
-                            at,
-                            site: call.span,
-                            literal,
-                            endpoint,
-                            provider,
-                            has_key,
-                            helper: Some(h.f),
-                            declared: false,
-                            families: h.families,
-                            sdk: None,
-                            client: None,
-                        });
-                    } else if self.p.func(at).kind != FnKind::Lambda
-                        && let Some(k) = pieces.iter().find_map(|p| match p {
-                            Piece::Param(k) => Some(*k),
-                            _ => None,
-                        })
-                    {
-                        next.push(Helper {
-                            f: at,
-                            param: k,
-                            pieces,
-                            has_key,
-                            families: h.families,
-                        });
-                    }
+        for (at, call) in self.calls_of(self.flow, self.p, h.f) {
+            let ExprKind::Call { receiver, args, .. } = &call.kind else {
+                continue;
+            };
+            let Some(arg_i) = super::param_to_arg(self.p, h.f, receiver.as_deref(), h.param)
+                .filter(|&j| j < args.len())
+            else {
+                continue;
+            };
+            let arg = self.shape_of(at, &args[arg_i].value);
+            let mut pieces = Vec::new();
+            for piece in &h.pieces {
+                match piece {
+                    Piece::Param(k) if *k == h.param => pieces.extend(arg.iter().cloned()),
+                    Piece::Param(_) => pieces.push(Piece::Hole),
+                    other => pieces.push(other.clone()),
                 }
+            }
+            // The helper keys its request from a key parameter, unless this caller
+            // passes none (`post_form(path, &form, None)`).
+            let has_key = (h.has_key && !self.key_left_out(h.f, receiver.as_deref(), args))
+                || self.neighbourhood_has_key(at, call.span);
+            if let Some((endpoint, provider, from)) = match_endpoint(self.cat, &pieces)
+                && let Some(literal) = literal_at(&pieces, from)
+            {
+                posts.sites.push(PostSite {
+                    at,
+                    site: call.span,
+                    literal,
+                    endpoint,
+                    provider,
+                    has_key,
+                    helper: Some(h.f),
+                    declared: false,
+                    families: h.families,
+                    sdk: None,
+                    client: None,
+                });
+            } else if self.p.func(at).kind != FnKind::Lambda
+                && let Some(k) = pieces.iter().find_map(|p| match p {
+                    Piece::Param(k) => Some(*k),
+                    _ => None,
+                })
+            {
+                next.push(Helper {
+                    f: at,
+                    param: k,
+                    pieces,
+                    has_key,
+                    families: h.families,
+                });
             }
         }
     }

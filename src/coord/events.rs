@@ -1121,14 +1121,7 @@ fn runs_work(e: &Expr) -> bool {
 /// Where a call chain starts: `amounts` in `amounts.plusFees(..).plusPenalties(..)`,
 /// `new T(..)` in `new T(..).a(..).b(..)` (parentheses and casts peeled).
 fn chain_root(e: &Expr) -> &Expr {
-    let mut root = super::peel(e);
-    while let ExprKind::Call {
-        receiver: Some(x), ..
-    } = &root.kind
-    {
-        root = super::peel(x);
-    }
-    root
+    super::chain_links(e).last().unwrap_or(e)
 }
 
 #[cfg(test)]

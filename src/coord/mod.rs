@@ -343,6 +343,17 @@ pub fn returned_exprs(func: &crate::facts::Function) -> Vec<&Expr> {
     rets
 }
 
+/// A call chain from its last call down to where it starts, each link peeled:
+/// `a.b(..).c(..)` gives `a.b(..).c(..)`, `a.b(..)`, `a`.
+pub fn chain_links(e: &Expr) -> impl Iterator<Item = &Expr> {
+    std::iter::successors(Some(peel(e)), |x| match &x.kind {
+        ExprKind::Call {
+            receiver: Some(r), ..
+        } => Some(peel(r)),
+        _ => None,
+    })
+}
+
 /// Peels `x.await`, `x?`, `x!!` and parentheses.
 pub fn peel(e: &Expr) -> &Expr {
     let mut e = e;

@@ -6,7 +6,7 @@
 //! An SDK is seen in a file only through its packages (an import, a qualified name), so a
 //! project class named `Charge` or `Refund` is not Stripe's.
 
-use super::sdk_params::{Callers, ParamsFinder, Path};
+use super::sdk_params::{Callers, Found, ParamsFinder, Path};
 use super::{local_binding, peel};
 use crate::catalog::{Catalog, Sdk, SdkCall, SdkStyle};
 use crate::facts::{Expr, ExprKind, Lang, Span, simple_name};
@@ -145,14 +145,14 @@ impl<'p> Sdks<'p> {
             let chain = receiver.as_deref().filter(|_| c.style == SdkStyle::Chain);
             let mut no_money = false;
             for v in args.iter().map(|a| &a.value).chain(chain) {
-                let Some(paths) = finder.paths(at, v, e.span.start) else {
+                let Some(Found { paths, truncated }) = finder.paths(at, v, e.span.start) else {
                     continue;
                 };
                 if !c.moves_money_with.is_empty()
                     && let Some(unconfirmed) = unconfirmed(&finder, &paths, c)
                 {
                     // A helper not looked into may set it.
-                    no_money = unconfirmed && !finder.truncated();
+                    no_money = unconfirmed && !truncated;
                     break;
                 }
                 for cond in &c.unless_set {

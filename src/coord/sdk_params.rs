@@ -7,7 +7,7 @@
 //! charge from a single-use token (a repeat fails instead of charging again).
 
 use super::words::words;
-use super::{local_binding, param_to_arg, peel};
+use super::{chain_links, local_binding, param_to_arg, peel};
 use crate::catalog::ParamCondition;
 use crate::facts::{Expr, ExprKind, Span};
 use crate::flow::Flow;
@@ -17,6 +17,28 @@ use crate::project::{FnRef, Project, walk_stmts};
 /// that hands its parameter to an SDK call).
 pub trait Callers<'p> {
     fn calls_named(&self, name: &str) -> &[(FnRef, &'p Expr)];
+
+    /// The calls that may run `f` (by name, then by the flow's call resolution), with the
+    /// function each is in.
+    fn calls_of(&self, flow: &Flow<'p>, p: &Project, f: FnRef) -> Vec<(FnRef, &'p Expr)> {
+        let Some(name) = p.func(f).name.as_deref() else {
+            return Vec::new();
+        };
+        self.calls_named(name)
+            .iter()
+            .filter(|(at, call)| match &call.kind {
+                ExprKind::Call {
+                    receiver,
+                    name,
+                    args,
+                } => flow
+                    .call_targets(*at, receiver.as_deref(), name, args)
+                    .contains(&f),
+                _ => false,
+            })
+            .copied()
+            .collect()
+    }
 }
 
 /// A region of code in a function that builds (part of) the params.
@@ -37,32 +59,40 @@ pub struct ParamsFinder<'a, 'p> {
     p: &'p Project,
     flow: &'a Flow<'p>,
     calls: &'a dyn Callers<'p>,
-    /// Some helper was not looked into (too deep, too many): a field it sets is not seen.
-    truncated: std::cell::Cell<bool>,
+}
+
+/// The ways the params reach a call.
+pub struct Found {
+    pub paths: Vec<Path>,
+    /// Some helper was not looked into (past the depth or count bound): a field it sets is
+    /// not seen.
+    pub truncated: bool,
+}
+
+/// What one search may still look at.
+struct Bounds {
+    places_left: usize,
+    truncated: bool,
 }
 
 impl<'a, 'p> ParamsFinder<'a, 'p> {
     pub fn new(p: &'p Project, flow: &'a Flow<'p>, calls: &'a dyn Callers<'p>) -> Self {
-        ParamsFinder {
-            p,
-            flow,
-            calls,
-            truncated: std::cell::Cell::new(false),
-        }
+        ParamsFinder { p, flow, calls }
     }
 
     /// Every way `e`, a value used in `at` at offset `before`, is built; `None` when one of them
     /// is out of sight (a field, a caller that cannot be found, callers too far up). Helpers
-    /// past the depth or count bound are left out; [`ParamsFinder::truncated`] says so.
-    pub fn paths(&self, at: FnRef, e: &'p Expr, before: usize) -> Option<Vec<Path>> {
-        let mut budget = MAX_PLACES;
-        self.truncated.set(false);
-        self.paths_at(at, e, before, 0, &mut budget)
-    }
-
-    /// Did the last [`ParamsFinder::paths`] leave a helper out?
-    pub fn truncated(&self) -> bool {
-        self.truncated.get()
+    /// past the depth or count bound are left out, and [`Found::truncated`] says so.
+    pub fn paths(&self, at: FnRef, e: &'p Expr, before: usize) -> Option<Found> {
+        let mut bounds = Bounds {
+            places_left: MAX_PLACES,
+            truncated: false,
+        };
+        let paths = self.paths_at(at, e, before, 0, &mut bounds)?;
+        Some(Found {
+            paths,
+            truncated: bounds.truncated,
+        })
     }
 
     fn paths_at(
@@ -71,7 +101,7 @@ impl<'a, 'p> ParamsFinder<'a, 'p> {
         e: &'p Expr,
         before: usize,
         depth: u32,
-        budget: &mut usize,
+        bounds: &mut Bounds,
     ) -> Option<Vec<Path>> {
         if depth > MAX_DEPTH {
             return None;
@@ -80,14 +110,9 @@ impl<'a, 'p> ParamsFinder<'a, 'p> {
         // `params`, `&params`, `builder.build()`, `paramsFor(order).toBuilder().build()`: the
         // chain down to the value it starts from, and the project functions along it.
         let mut root = peel(e);
-        loop {
-            self.helpers_of(at, root, depth, &mut own, budget);
-            match &root.kind {
-                ExprKind::Call {
-                    receiver: Some(r), ..
-                } => root = peel(r),
-                _ => break,
-            }
+        for link in chain_links(e) {
+            self.helpers_of(at, link, depth, &mut own, bounds);
+            root = link;
         }
         let ExprKind::Name(n) = &root.kind else {
             // Built inline (`SomeParams.builder()...`, `new T(..)`, a struct literal).
@@ -126,20 +151,9 @@ impl<'a, 'p> ParamsFinder<'a, 'p> {
                     region: Span::new(start, b.span.start),
                 });
             }
-            if let Some(init) = &b.init {
-                let mut x = peel(init);
-                loop {
-                    handed.push(x);
-                    match &x.kind {
-                        ExprKind::Call {
-                            receiver: Some(r), ..
-                        } => x = peel(r),
-                        _ => break,
-                    }
-                }
-            }
+            handed.extend(b.init.iter().flat_map(chain_links));
             for x in handed {
-                self.helpers_of(at, x, depth, &mut own, budget);
+                self.helpers_of(at, x, depth, &mut own, bounds);
             }
             return Some(vec![own]);
         }
@@ -151,27 +165,14 @@ impl<'a, 'p> ParamsFinder<'a, 'p> {
             // is set who knows where.
             return n.starts_with(|c: char| c.is_uppercase()).then(|| vec![own]);
         };
-        let name = outer.name.as_deref()?;
         let mut out = Vec::new();
-        for &(caller, call) in self.calls.calls_named(name) {
-            let ExprKind::Call {
-                receiver,
-                name,
-                args,
-            } = &call.kind
-            else {
+        for (caller, call) in self.calls.calls_of(self.flow, self.p, root_fn) {
+            let ExprKind::Call { receiver, args, .. } = &call.kind else {
                 continue;
             };
-            if !self
-                .flow
-                .call_targets(caller, receiver.as_deref(), name, args)
-                .contains(&root_fn)
-            {
-                continue;
-            }
             let arg =
                 param_to_arg(self.p, root_fn, receiver.as_deref(), i).and_then(|j| args.get(j))?;
-            for mut path in self.paths_at(caller, &arg.value, call.span.start, depth + 1, budget)? {
+            for mut path in self.paths_at(caller, &arg.value, call.span.start, depth + 1, bounds)? {
                 path.extend(own.iter().copied());
                 out.push(path);
             }
@@ -181,7 +182,7 @@ impl<'a, 'p> ParamsFinder<'a, 'p> {
 
     /// If `x` is a call of project functions, their bodies (and the project functions those
     /// call, up to the bounds) are places of the path.
-    fn helpers_of(&self, at: FnRef, x: &'p Expr, depth: u32, path: &mut Path, budget: &mut usize) {
+    fn helpers_of(&self, at: FnRef, x: &'p Expr, depth: u32, path: &mut Path, bounds: &mut Bounds) {
         let ExprKind::Call {
             receiver,
             name,
@@ -196,18 +197,18 @@ impl<'a, 'p> ParamsFinder<'a, 'p> {
         let targets = self.flow.call_targets(at, receiver.as_deref(), name, args);
         if targets.len() > 1 {
             // Which one runs is not known (every `build()` of the project, by name).
-            self.truncated.set(true);
+            bounds.truncated = true;
             return;
         }
         for t in targets {
-            if depth >= MAX_DEPTH || *budget == 0 {
-                self.truncated.set(true);
+            if depth >= MAX_DEPTH || bounds.places_left == 0 {
+                bounds.truncated = true;
                 return;
             }
             if path.iter().any(|p| p.at == t) {
                 continue;
             }
-            *budget -= 1;
+            bounds.places_left -= 1;
             let f = self.p.func(t);
             path.push(Place {
                 at: t,
@@ -222,7 +223,7 @@ impl<'a, 'p> ParamsFinder<'a, 'p> {
                 });
             }
             for (g, c) in calls {
-                self.helpers_of(g, c, depth + 1, path, budget);
+                self.helpers_of(g, c, depth + 1, path, bounds);
             }
         }
     }
