@@ -52,11 +52,27 @@ pub struct Finding {
     pub inferred: Option<String>,
 }
 
-/// "a" or "an" for a word (framework names: "an OkHttp", "a Spring").
+/// "a" or "an" for a word (framework names: "an OkHttp", "a Spring", "a ureq"; and the
+/// inferred ones: "an unlisted HTTP client").
 pub fn article(word: &str) -> &'static str {
-    if word.starts_with(['A', 'E', 'I', 'O', 'U']) {
+    if word.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o']) || word.starts_with("un") {
         "an"
     } else {
         "a"
+    }
+}
+
+#[cfg(test)]
+mod article_tests {
+    use super::article;
+
+    #[test]
+    fn article_follows_the_sound_of_the_first_letter() {
+        assert_eq!(article("OkHttp"), "an");
+        assert_eq!(article("Apache HttpClient 5"), "an");
+        assert_eq!(article("Spring"), "a");
+        assert_eq!(article("unlisted HTTP client"), "an");
+        assert_eq!(article("ureq"), "a");
+        assert_eq!(article("inferred retry"), "an");
     }
 }

@@ -170,14 +170,22 @@ const OKHTTP: &[&str] = &["OkHttp"];
 const APACHE: &[&str] = &["Apache HttpClient 5", "Apache HttpClient 4"];
 const SPRING: &[&str] = &["Spring", "Spring WebClient"];
 const REQWEST: &[&str] = &["reqwest-middleware"];
+const UREQ: &[&str] = &["ureq"];
 const FEIGN: &[&str] = &["OpenFeign"];
 const MICRONAUT: &[&str] = &["Micronaut"];
 const NO_INTERCEPTORS: &[&str] = &[];
 
-/// The client library a request chain is built with.
-fn chain_family(chain: &[&Expr], lang: crate::facts::Lang) -> Option<&'static [&'static str]> {
+/// The client library a request chain is built with (in Rust, the one its file imports).
+fn chain_family(
+    chain: &[&Expr],
+    lang: crate::facts::Lang,
+    imports: &[String],
+) -> Option<&'static [&'static str]> {
     if lang == crate::facts::Lang::Rust {
-        return Some(REQWEST);
+        let ureq = imports
+            .iter()
+            .any(|i| i == "ureq" || i.starts_with("ureq::"));
+        return Some(if ureq { UREQ } else { REQWEST });
     }
     let mut fam = None;
     for c in chain {
@@ -898,7 +906,11 @@ impl<'p> Finder<'_, 'p> {
                             has_key,
                             helper: None,
                             declared: false,
-                            families: chain_family(&chain, self.p.units[at.unit].lang),
+                            families: chain_family(
+                                &chain,
+                                self.p.units[at.unit].lang,
+                                &self.p.units[at.unit].facts.imports,
+                            ),
                             sdk: None,
                             client: None,
                         });
@@ -918,7 +930,11 @@ impl<'p> Finder<'_, 'p> {
                                 param: *k,
                                 pieces: pieces.clone(),
                                 has_key: self.neighbourhood_has_key(at, top.span),
-                                families: chain_family(&chain, self.p.units[at.unit].lang),
+                                families: chain_family(
+                                    &chain,
+                                    self.p.units[at.unit].lang,
+                                    &self.p.units[at.unit].facts.imports,
+                                ),
                             });
                         }
                     }

@@ -2,7 +2,7 @@
 
 use crate::catalog::{Catalog, InterceptorEntry};
 use crate::coord::words::has;
-use crate::facts::{Expr, ExprKind, FnId, FnKind, Span, Stmt, TypeId, simple_name};
+use crate::facts::{Expr, ExprKind, FnId, FnKind, Lang, Span, Stmt, TypeId, simple_name};
 use crate::finding::article;
 use crate::hash::HashMap;
 use crate::project::{FnRef, Project, TypeRef, walk_expr, walk_stmts};
@@ -391,6 +391,13 @@ fn lambdas(
                     ExprKind::Lambda(id) => Target::Lambda(*id),
                     ExprKind::Name(n) => match p.lambda_bound_to(u, enclosing, n, true) {
                         Some(id) => Target::Lambda(id),
+                        // Rust: a function of this file handed over by name
+                        // (`.middleware(add_key)`).
+                        None if unit.lang == Lang::Rust
+                            && facts.functions.iter().any(|f| is_free_fn(f, n)) =>
+                        {
+                            Target::Function(n.to_string())
+                        }
                         None => continue,
                     },
                     ExprKind::MethodRef { name: m, .. } => Target::Method(m.to_string()),
@@ -430,7 +437,7 @@ fn lambdas(
                 let n_params = match &target {
                     Target::Lambda(id) => lambda_params(*id),
                     // The referenced method's parameter count, when it is in this file.
-                    Target::Method(m) => facts
+                    Target::Method(m) | Target::Function(m) => facts
                         .functions
                         .iter()
                         .find(|f| f.name.as_deref() == Some(m.as_str()) && f.kind != FnKind::Lambda)
@@ -491,6 +498,7 @@ fn lambdas(
                         match target {
                             Target::Lambda(_) => "lambda",
                             Target::Method(_) => "method",
+                            Target::Function(_) => "function",
                         },
                         name,
                         article(&entry.framework),
@@ -500,6 +508,13 @@ fn lambdas(
                 };
                 match target {
                     Target::Lambda(id) => found.push((id, entry, how)),
+                    Target::Function(n) => {
+                        for (mid, f) in facts.functions.iter().enumerate() {
+                            if is_free_fn(f, &n) {
+                                found.push((mid, entry, how.clone()));
+                            }
+                        }
+                    }
                     Target::Method(m) => {
                         let owner =
                             enclosing.and_then(|f| p.ancestors(f).find_map(|a| p.func(a).owner));
@@ -601,6 +616,13 @@ fn lambdas(
 enum Target {
     Lambda(FnId),
     Method(String),
+    /// A free function named by a path (Rust).
+    Function(String),
+}
+
+/// A function of the file (not a method, not a lambda) named `name`.
+fn is_free_fn(f: &crate::facts::Function, name: &str) -> bool {
+    f.kind == FnKind::Function && f.owner.is_none() && f.name.as_deref() == Some(name)
 }
 
 /// A call that constructs an interceptor from a lambda: `Interceptor { .. }`,
