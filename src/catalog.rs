@@ -250,6 +250,10 @@ pub struct RetryApi {
     pub requires_later: Vec<String>,
     #[serde(default)]
     pub arg: Option<usize>,
+    /// The receiver is the retried function (backon's `charge.retry(builder)`), not an
+    /// argument; the call matches only when the receiver is a function.
+    #[serde(default)]
+    pub receiver_is_body: bool,
     pub why: String,
 }
 

@@ -17,7 +17,7 @@
 
 use crate::catalog::{Catalog, RetryApi};
 use crate::coord::words::{has, words};
-use crate::facts::{Expr, ExprKind, FnId, FnKind, Lang, LoopKind, Span, Stmt, simple_name};
+use crate::facts::{Expr, ExprKind, FnId, FnKind, Lang, LoopKind, Span, Stmt, TypeId, simple_name};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, Project, walk_expr, walk_stmts};
 use std::sync::Arc;
@@ -98,21 +98,22 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
                 });
             }
             retry_loops(p, me, &mut out);
+            let owner = p.enclosing_type(me);
             walk_stmts(&f.body, &mut |e: &Expr| {
-                calls(p, cat, &helpers, u, e, &mut out)
+                calls(p, cat, &helpers, (u, owner), e, &mut out)
             });
         }
-        for t in &facts.types {
+        for (ti, t) in facts.types.iter().enumerate() {
             for b in &t.fields {
                 if let Some(init) = &b.init {
                     walk_expr(init, &mut |e: &Expr| {
-                        calls(p, cat, &helpers, u, e, &mut out)
+                        calls(p, cat, &helpers, (u, Some(ti)), e, &mut out)
                     });
                 }
             }
         }
         walk_stmts(&facts.top_level, &mut |e: &Expr| {
-            calls(p, cat, &helpers, u, e, &mut out)
+            calls(p, cat, &helpers, (u, None), e, &mut out)
         });
         callbacks(p, cat, u, &mut out);
         trait_methods(p, cat, u, &mut out);
@@ -137,6 +138,69 @@ fn lambda_of(e: &Expr) -> Option<FnId> {
             lambda_of(&args[0].value)
         }
         _ => None,
+    }
+}
+
+/// The functions a function value stands for: a lambda, a method reference (`this::charge`,
+/// `Billing::charge`, `::charge`), or in Rust a function named by its name or path (`charge`,
+/// `pay::charge`) when that names one project function. `owner` is the type the value is
+/// written in (for `this::`).
+fn fn_values(p: &Project, u: usize, owner: Option<TypeId>, e: &Expr) -> Vec<FnRef> {
+    if let Some(id) = lambda_of(e) {
+        return vec![FnRef { unit: u, f: id }];
+    }
+    let facts = &p.units[u].facts;
+    let of_type = |t: TypeId, name: &str| -> Vec<FnRef> {
+        facts.types[t]
+            .methods
+            .iter()
+            .filter(|&&m| facts.functions[m].name.as_deref() == Some(name))
+            .map(|&m| FnRef { unit: u, f: m })
+            .collect()
+    };
+    // A top-level function of this file, else the one the file's module or imports name.
+    let free_fns = |name: &str| -> Vec<FnRef> {
+        let here: Vec<FnRef> = p
+            .fns_named_in(u, name)
+            .iter()
+            .copied()
+            .filter(|r| p.func(*r).kind == FnKind::Function && p.func(*r).owner.is_none())
+            .collect();
+        if here.is_empty() {
+            p.declared_for(u, name).into_iter().collect()
+        } else {
+            here
+        }
+    };
+    match &e.kind {
+        ExprKind::MethodRef { receiver, name } => match receiver.as_deref().map(|r| &r.kind) {
+            Some(ExprKind::Name(t)) if t == "this" => {
+                owner.map(|t| of_type(t, name)).unwrap_or_default()
+            }
+            Some(ExprKind::Name(ty)) if ty.starts_with(char::is_uppercase) => p
+                .fns_named(name)
+                .iter()
+                .copied()
+                .filter(|r| {
+                    p.func(*r).owner.is_some_and(|t| {
+                        p.units[r.unit].facts.types[t].name.as_deref() == Some(ty.as_str())
+                    })
+                })
+                .collect(),
+            // Kotlin `::charge`: a top-level function, or a method of the type it is written in.
+            None => {
+                let own = owner.map(|t| of_type(t, name)).unwrap_or_default();
+                if own.is_empty() { free_fns(name) } else { own }
+            }
+            _ => Vec::new(),
+        },
+        ExprKind::Name(n) if p.units[u].lang == Lang::Rust => free_fns(n),
+        ExprKind::Field { receiver, name } if p.units[u].lang == Lang::Rust => receiver
+            .path_text()
+            .and_then(|m| p.in_module(u, &m.replace('.', "::"), name))
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -220,7 +284,7 @@ fn calls(
     p: &Project,
     cat: &'static Catalog,
     helpers: &HashMap<String, (usize, String)>,
-    u: usize,
+    (u, owner): (usize, Option<TypeId>),
     e: &Expr,
     out: &mut RetryScopes,
 ) {
@@ -241,33 +305,42 @@ fn calls(
         if !api_matches(api, lang, receiver.as_deref(), name) {
             continue;
         }
+        // backon: `charge.retry(ExponentialBuilder::default())`, the receiver is the body.
+        let bodies: Vec<FnRef> = if api.receiver_is_body {
+            let r = receiver.as_deref();
+            r.map(|r| fn_values(p, u, owner, r)).unwrap_or_default()
+        } else {
+            args.iter()
+                .enumerate()
+                .filter(|(i, _)| api.arg.is_none_or(|k| k == *i))
+                .flat_map(|(_, a)| fn_values(p, u, owner, &a.value))
+                .collect()
+        };
+        if api.receiver_is_body && bodies.is_empty() {
+            continue;
+        }
         listed = true;
         if !api.requires_later.is_empty() {
             continue;
         }
-        for (i, a) in args.iter().enumerate() {
-            if api.arg.is_some_and(|k| k != i) {
-                continue;
-            }
-            if let Some(id) = lambda_of(&a.value) {
-                add_lambda(
-                    out,
-                    p,
-                    u,
-                    id,
-                    format!(
-                        "this function is retried by `{}`",
-                        call_label(receiver.as_deref(), name)
-                    ),
-                    format!("{}.", api.why),
-                );
-            }
+        for f in bodies {
+            add_lambda(
+                out,
+                p,
+                f.unit,
+                f.f,
+                format!(
+                    "this function is retried by `{}`",
+                    call_label(lang, receiver.as_deref(), name)
+                ),
+                format!("{}.", api.why),
+            );
         }
     }
     if let Some(how) = inferred_retry_call(p, cat, lang, listed, receiver.as_deref(), name) {
         for a in args {
             if let Some(id) = lambda_of(&a.value) {
-                let label = call_label(receiver.as_deref(), name);
+                let label = call_label(lang, receiver.as_deref(), name);
                 add_lambda_scope(
                     out,
                     p,
@@ -281,21 +354,6 @@ fn calls(
                 );
             }
         }
-    }
-    // backon: `(|| async { .. }).retry(ExponentialBuilder::default())`.
-    if lang == Lang::Rust
-        && matches!(name.as_str(), "retry" | "retry_with")
-        && let Some(r) = receiver.as_deref()
-        && let Some(id) = lambda_of(r)
-    {
-        add_lambda(
-            out,
-            p,
-            u,
-            id,
-            "this closure is retried by `.retry(..)`".into(),
-            "backon calls the closure again on every attempt of the backoff.".into(),
-        );
     }
     // A retry operator later in a chain: find the publisher factory it resubscribes, and
     // resilience4j `Decorators.ofSupplier(..).withRetry(..)`.
@@ -328,8 +386,11 @@ fn calls(
                     .any(|a| a.requires_later.iter().any(|x| x == name) && has(&a.calls, n))
             };
             if factory {
-                for a in inner_args {
-                    if let Some(id) = lambda_of(&a.value) {
+                for f in inner_args
+                    .iter()
+                    .flat_map(|a| fn_values(p, u, owner, &a.value))
+                {
+                    {
                         let (what, why) = if is_operator {
                             (
                                 format!(
@@ -345,7 +406,7 @@ fn calls(
                                 "A resilience4j decorator chain with withRetry calls the supplier again on every attempt.".to_string(),
                             )
                         };
-                        add_lambda(out, p, u, id, what, why);
+                        add_lambda(out, p, f.unit, f.f, what, why);
                     }
                 }
             }
@@ -496,9 +557,18 @@ fn inferred_retry_call(
     })
 }
 
-fn call_label(receiver: Option<&Expr>, name: &str) -> String {
+/// `retry.executeSupplier`, `Retry::spawn` (a Rust type's associated function), `charge.retry`.
+fn call_label(lang: Lang, receiver: Option<&Expr>, name: &str) -> String {
     match receiver.and_then(|r| r.path_text()) {
-        Some(r) => format!("{}.{name}", simple_name(&r)),
+        Some(r) => {
+            let r = simple_name(&r);
+            let sep = if lang == Lang::Rust && r.starts_with(char::is_uppercase) {
+                "::"
+            } else {
+                "."
+            };
+            format!("{r}{sep}{name}")
+        }
         None => name.to_string(),
     }
 }
