@@ -172,7 +172,13 @@ pub struct Schedulers {
     pub receiver_hints: Vec<String>,
     pub types: Vec<String>,
     pub annotations: Vec<String>,
+    /// Files importing one of these use a job store that runs each job on one server
+    /// (JobRunr): there a receiver named like a scheduler is not a per-process one.
+    pub job_store_imports: Vec<String>,
     pub startup_types: Vec<(String, String)>,
+    /// Start-up types whose method runs for the event its parameter names: a start-up job only
+    /// when that event is one of `startup_events` (`ApplicationListener<ApplicationReadyEvent>`).
+    pub event_listener_types: Vec<String>,
     pub startup_events: Vec<String>,
     pub startup_annotations: Vec<String>,
     pub quartz_types: Vec<(String, String)>,
@@ -254,6 +260,14 @@ pub struct RetryApi {
     /// argument; the call matches only when the receiver is a function.
     #[serde(default)]
     pub receiver_is_body: bool,
+    /// The function argument is stored as the one method call it makes, its arguments
+    /// evaluated once (JobRunr's `enqueue(() -> billing.charge(id, key))`): the method called
+    /// is the retried body, not the lambda.
+    #[serde(default)]
+    pub stored_call: bool,
+    /// The call counts only in a file that imports one of these prefixes (`org.jobrunr`).
+    #[serde(default)]
+    pub imports: Vec<String>,
     pub why: String,
 }
 

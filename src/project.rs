@@ -449,6 +449,15 @@ impl Project {
     }
 
     /// The named functions called `name` declared in unit `u`, in order.
+    /// Does file `u` import something under one of `prefixes` (`okhttp3`, `org.jobrunr`)?
+    pub fn imports_any(&self, u: usize, prefixes: &[String]) -> bool {
+        self.units[u]
+            .facts
+            .imports
+            .iter()
+            .any(|i| prefixes.iter().any(|pre| i.starts_with(pre.as_str())))
+    }
+
     pub fn fns_named_in(&self, u: usize, name: &str) -> &[FnRef] {
         self.index
             .fns_by_unit

@@ -185,8 +185,8 @@ impl<'p> Coord<'p> {
                 if func.name.as_deref() != Some(method.as_str()) {
                     continue;
                 }
-                // `ApplicationListener<X>`: only start-up events.
-                if sup == "ApplicationListener"
+                // `ApplicationListener<X>`, `ApplicationEventListener<X>`: only start-up events.
+                if s.event_listener_types.contains(sup)
                     && !func.params.iter().any(|p| {
                         p.ty.as_deref()
                             .is_some_and(|t| s.startup_events.iter().any(|e| e == simple_name(t)))
@@ -286,17 +286,22 @@ impl<'p> Coord<'p> {
                     .call_targets(at, recv, name, args)
                     .iter()
                     .any(|t| self.p.func(*t).has_body));
+        // In a file that uses a job store (JobRunr), a receiver named like a scheduler is the
+        // store's unless its type is a per-process one.
+        let job_store = self.p.imports_any(at.unit, &s.job_store_imports);
         let is_hinted = |name: &str, recv: Option<&'p Expr>| {
             s.hinted_calls.iter().any(|p| p == name)
                 && recv.is_some_and(|r| {
                     let recv_text = self.p.units[at.unit].src.slice(r.span).to_ascii_lowercase();
-                    s.receiver_hints
-                        .iter()
-                        .any(|h| recv_text.contains(h.as_str()))
-                        || self
-                            .flow
-                            .type_in(at, r)
-                            .is_some_and(|t| s.types.contains(&t))
+                    let per_process_type = self
+                        .flow
+                        .type_in(at, r)
+                        .is_some_and(|t| s.types.contains(&t));
+                    per_process_type
+                        || (!job_store
+                            && s.receiver_hints
+                                .iter()
+                                .any(|h| recv_text.contains(h.as_str())))
                 })
         };
         // clokwerk `scheduler.every(1.day()).at("01:30").run(task)`: the task is handed to a

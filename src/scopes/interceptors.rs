@@ -108,12 +108,7 @@ pub fn scope_of<'a>(
 }
 
 fn imports_match(p: &Project, u: usize, e: &InterceptorEntry) -> bool {
-    e.imports.is_empty()
-        || p.units[u]
-            .facts
-            .imports
-            .iter()
-            .any(|i| e.imports.iter().any(|pre| i.starts_with(pre.as_str())))
+    e.imports.is_empty() || p.imports_any(u, &e.imports)
 }
 
 fn classes(

@@ -204,6 +204,52 @@ fn fn_values(p: &Project, u: usize, owner: Option<TypeId>, e: &Expr) -> Vec<FnRe
     }
 }
 
+/// The project method a stored job lambda calls (`() -> billing.charge(id, key)`): a method of
+/// the declared type of the field, local or lambda parameter it is called on, else the one
+/// project function of that name and arity. Its arguments were evaluated when the job was
+/// stored, so only the method runs again.
+fn stored_call(p: &Project, owner: Option<TypeId>, lambda: FnRef) -> Vec<FnRef> {
+    let func = p.func(lambda);
+    let [Stmt::Expr(e)] = func.body.as_slice() else {
+        return Vec::new();
+    };
+    let ExprKind::Call {
+        receiver,
+        name,
+        args,
+    } = &crate::coord::peel(e).kind
+    else {
+        return Vec::new();
+    };
+    let facts = &p.units[lambda.unit].facts;
+    let declared = |n: &str| -> Option<&str> {
+        let field = owner.and_then(|t| facts.types[t].fields.iter().find(|b| b.name == n));
+        let param = func.params.iter().find(|x| x.name == n);
+        field
+            .and_then(|b| b.ty.as_deref())
+            .or(param.and_then(|x| x.ty.as_deref()))
+    };
+    let ty = match receiver.as_deref().map(|r| &r.kind) {
+        Some(ExprKind::Name(n)) => declared(n),
+        Some(ExprKind::Field {
+            receiver: r,
+            name: n,
+        }) if matches!(&r.kind, ExprKind::Name(t) if t == "this") => declared(n),
+        _ => None,
+    };
+    if let Some(t) = ty {
+        let on_type = p.resolve_on_type(simple_name(t), name, args.len());
+        if !on_type.is_empty() {
+            return on_type;
+        }
+    }
+    let named: Vec<FnRef> = p
+        .resolve(name, args.len())
+        .filter(|r| p.func(*r).has_body)
+        .collect();
+    if named.len() == 1 { named } else { Vec::new() }
+}
+
 fn add_lambda(out: &mut RetryScopes, p: &Project, u: usize, id: FnId, what: String, why: String) {
     add_lambda_scope(out, p, u, id, what, why, None);
 }
@@ -302,7 +348,9 @@ fn calls(
     // inference below leaves them alone).
     let mut listed = false;
     for api in &cat.retry.api {
-        if !api_matches(api, lang, receiver.as_deref(), name) {
+        if !api_matches(api, lang, receiver.as_deref(), name)
+            || !(api.imports.is_empty() || p.imports_any(u, &api.imports))
+        {
             continue;
         }
         // backon: `charge.retry(ExponentialBuilder::default())`, the receiver is the body.
@@ -315,6 +363,20 @@ fn calls(
                 .filter(|(i, _)| api.arg.is_none_or(|k| k == *i))
                 .flat_map(|(_, a)| fn_values(p, u, owner, &a.value))
                 .collect()
+        };
+        let bodies = if api.stored_call {
+            bodies
+                .into_iter()
+                .flat_map(|b| {
+                    if p.func(b).kind == FnKind::Lambda {
+                        stored_call(p, owner, b)
+                    } else {
+                        vec![b]
+                    }
+                })
+                .collect()
+        } else {
+            bodies
         };
         if api.receiver_is_body && bodies.is_empty() {
             continue;
@@ -988,12 +1050,7 @@ fn trait_methods(p: &Project, cat: &'static Catalog, u: usize, out: &mut RetrySc
     let unit = &p.units[u];
     let facts = &unit.facts;
     for m in &cat.retry.method {
-        if !m.langs.iter().any(|l| l == unit.lang.name())
-            || !facts
-                .imports
-                .iter()
-                .any(|i| m.imports.iter().any(|pre| i.starts_with(pre.as_str())))
-        {
+        if !m.langs.iter().any(|l| l == unit.lang.name()) || !p.imports_any(u, &m.imports) {
             continue;
         }
         for ty in &facts.types {
