@@ -321,18 +321,28 @@ impl<'p> Flow<'p> {
             .map(|p| p.name.as_str())
             .collect();
         let mut calls: Vec<&Expr> = Vec::new();
+        let passes_param = |args: &[crate::facts::Arg]| {
+            args.iter()
+                .any(|a| matches!(&a.value.kind, ExprKind::Name(n) if params.contains(&n.as_str())))
+        };
         crate::project::walk_stmts(&func.body, &mut |e: &Expr| {
-            if let ExprKind::Call { args, .. } = &e.kind
-                && args.len() >= 2
+            let ExprKind::Call { name, args, .. } = &e.kind else {
+                return;
+            };
+            let after_key_name = args.len() >= 2
                 && match &args[0].value.kind {
                     ExprKind::Str(s) => self.cat.is_key_name(s),
                     ExprKind::Name(n) | ExprKind::Field { name: n, .. } => self.cat.is_key_name(n),
                     _ => false,
                 }
-                && args[1..].iter().any(
-                    |a| matches!(&a.value.kind, ExprKind::Name(n) if params.contains(&n.as_str())),
-                )
-            {
+                && passes_param(&args[1..]);
+            // A key setter or option given the parameter (`setIdempotencyKey(key)`), or a
+            // helper that may take a key given it (`options(key)`).
+            let to_key_call = !after_key_name
+                && (crate::catalog::contains_ignore_ascii_case(name, "idem")
+                    || self.p.passes_to_idem_call(name))
+                && passes_param(args);
+            if after_key_name || to_key_call {
                 calls.push(e);
             }
         });

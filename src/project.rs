@@ -60,6 +60,12 @@ pub struct Index {
     /// Names of functions that hand a parameter on after a header name (a literal or a
     /// constant), with those names: such a parameter may be a key whatever it is called.
     header_param_fns: HashMap<String, Vec<String>>,
+    /// Names of functions that hand a parameter as it is to a call whose name says
+    /// idempotency (`setIdempotencyKey(key)`), or to such a function (two levels).
+    idem_passers: HashSet<String>,
+    /// While the index is built: functions not (yet) in `key_param_fns` and the calls they
+    /// hand a parameter to as it is.
+    param_passes: Vec<(String, Vec<String>)>,
 }
 
 pub struct Project {
@@ -110,6 +116,7 @@ impl Project {
             index.add_unit(u, &unit.facts, regs, &by_unit[u]);
         }
         index.fns_by_unit = by_unit;
+        index.settle_key_params();
         let children = units
             .par_iter()
             .map(|u| {
@@ -513,6 +520,12 @@ impl Project {
             .unwrap_or(&[])
     }
 
+    /// Does a function called `name` hand a parameter on into a call naming idempotency
+    /// (`options(key) { ..setIdempotencyKey(key) }`), or into such a function?
+    pub fn passes_to_idem_call(&self, name: &str) -> bool {
+        self.index.idem_passers.contains(name)
+    }
+
     /// May a function called `name` take an idempotency key as a parameter?
     pub fn has_key_params(&self, name: &str) -> bool {
         self.index.key_param_fns.contains(name)
@@ -676,6 +689,27 @@ impl Index {
         self.const_aliases.iter()
     }
 
+    /// A function that hands a parameter as it is to one that puts it into a call naming
+    /// idempotency may take a key too (`send(.., key) { create(params, options(key)) }`), two
+    /// levels up. (Not to any function with a key-named parameter: in a server that takes keys
+    /// from its own callers that is most functions, and the value flow would evaluate them all.)
+    fn settle_key_params(&mut self) {
+        let mut passes = std::mem::take(&mut self.param_passes);
+        for _ in 0..2 {
+            let (now, rest): (Vec<_>, Vec<_>) = passes
+                .into_iter()
+                .partition(|(_, calls)| calls.iter().any(|c| self.idem_passers.contains(c)));
+            if now.is_empty() {
+                break;
+            }
+            for (n, _) in now {
+                self.key_param_fns.insert(n.clone());
+                self.idem_passers.insert(n);
+            }
+            passes = rest;
+        }
+    }
+
     /// Files one unit's functions (`by_name`: its named functions, from [`fns_by_name_in`]),
     /// types, constants and interceptor registrations.
     fn add_unit(
@@ -722,8 +756,38 @@ impl Index {
                         .extend(texts);
                 }
             }
-            if let (true, Some(name)) = (keyish, &f.name) {
+            // A parameter handed on as it is to a call whose name says idempotency
+            // (`setIdempotencyKey(key)`, `RequestStrategy::Idempotent(key)`) may be a key
+            // whatever it is called; so may one handed to such a function (settled below).
+            let mut idem_call = false;
+            let mut passes: Vec<String> = Vec::new();
+            if f.name.is_some() && !keyish && !f.params.is_empty() {
+                walk_stmts(&f.body, &mut |e: &Expr| {
+                    if let ExprKind::Call {
+                        name: callee, args, ..
+                    } = &e.kind
+                        && args.iter().any(|a| {
+                            matches!(&a.value.kind, ExprKind::Name(n)
+                                if n != "self" && f.params.iter().any(|p| p.name == *n))
+                        })
+                    {
+                        if crate::catalog::contains_ignore_ascii_case(callee, "idem") {
+                            idem_call = true;
+                        } else if !passes.iter().any(|c| c == callee.as_str()) {
+                            passes.push(callee.to_string());
+                        }
+                    }
+                });
+            }
+            if let (true, Some(name)) = (idem_call, &f.name) {
+                self.idem_passers.insert(name.clone());
+            }
+            if let (true, Some(name)) = (keyish || idem_call, &f.name) {
                 self.key_param_fns.insert(name.clone());
+            } else if let Some(name) = &f.name
+                && !passes.is_empty()
+            {
+                self.param_passes.push((name.clone(), passes));
             }
         }
         for (name, fns) in by_name {
