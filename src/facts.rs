@@ -206,6 +206,10 @@ impl Function {
     pub fn annotation(&self, name: &str) -> Option<&Annotation> {
         self.annotations.iter().find(|a| a.name == name)
     }
+    /// A function of a file, not a method, a lambda or a local function.
+    pub fn is_free_fn(&self) -> bool {
+        self.kind == FnKind::Function && self.owner.is_none()
+    }
 }
 
 /// A local variable, field, property, constant or parameter default.

@@ -455,7 +455,6 @@ impl Project {
             .unwrap_or(&[])
     }
 
-    /// The named functions called `name` declared in unit `u`, in order.
     /// Does file `u` import something under one of `prefixes` (`okhttp3`, `org.jobrunr`)?
     pub fn imports_any(&self, u: usize, prefixes: &[String]) -> bool {
         self.units[u]
@@ -465,6 +464,7 @@ impl Project {
             .any(|i| prefixes.iter().any(|pre| i.starts_with(pre.as_str())))
     }
 
+    /// The named functions called `name` declared in unit `u`, in order.
     pub fn fns_named_in(&self, u: usize, name: &str) -> &[FnRef] {
         self.index
             .fns_by_unit
@@ -731,22 +731,42 @@ impl Index {
             });
             // A parameter handed on as it is, after a first argument that names a header
             // (`.header("Idempotency-Key", key)`, `.header(IDEMPOTENCY_KEY, key)`): that name is
-            // kept, for the value flow to decide ([`crate::flow::Flow::key_param_of`]).
+            // kept, for the value flow to decide ([`crate::flow::Flow::key_param_of`]). One
+            // handed on as it is to a call whose name says idempotency (`setIdempotencyKey(key)`,
+            // `RequestStrategy::Idempotent(key)`) may be a key whatever it is called; so may one
+            // handed to such a function (settled after every file, `settle_key_params`).
+            let mut idem_call = false;
+            let mut passes: Vec<String> = Vec::new();
             if let Some(name) = &f.name
                 && !keyish
                 && !f.params.is_empty()
             {
+                let is_param = |a: &crate::facts::Arg| {
+                    matches!(&a.value.kind, ExprKind::Name(n)
+                        if f.params.iter().any(|p| p.name == *n))
+                };
                 let mut texts: Vec<String> = Vec::new();
                 walk_stmts(&f.body, &mut |e: &Expr| {
-                    if let ExprKind::Call { args, .. } = &e.kind
-                        && args.len() >= 2
+                    let ExprKind::Call {
+                        name: callee, args, ..
+                    } = &e.kind
+                    else {
+                        return;
+                    };
+                    if args.len() >= 2
                         && let Some(t) = header_name_text(&args[0].value)
-                        && args[1..].iter().any(|a| {
-                            matches!(&a.value.kind, ExprKind::Name(n)
-                                if f.params.iter().any(|p| p.name == *n))
-                        })
+                        && args[1..].iter().any(is_param)
                     {
                         texts.push(t.to_string());
+                    }
+                    if args.iter().any(|a| {
+                        is_param(a) && !matches!(&a.value.kind, ExprKind::Name(n) if n == "self")
+                    }) {
+                        if crate::catalog::contains_ignore_ascii_case(callee, "idem") {
+                            idem_call = true;
+                        } else if !passes.iter().any(|c| c == callee.as_str()) {
+                            passes.push(callee.to_string());
+                        }
                     }
                 });
                 if !texts.is_empty() {
@@ -755,29 +775,6 @@ impl Index {
                         .or_default()
                         .extend(texts);
                 }
-            }
-            // A parameter handed on as it is to a call whose name says idempotency
-            // (`setIdempotencyKey(key)`, `RequestStrategy::Idempotent(key)`) may be a key
-            // whatever it is called; so may one handed to such a function (settled below).
-            let mut idem_call = false;
-            let mut passes: Vec<String> = Vec::new();
-            if f.name.is_some() && !keyish && !f.params.is_empty() {
-                walk_stmts(&f.body, &mut |e: &Expr| {
-                    if let ExprKind::Call {
-                        name: callee, args, ..
-                    } = &e.kind
-                        && args.iter().any(|a| {
-                            matches!(&a.value.kind, ExprKind::Name(n)
-                                if n != "self" && f.params.iter().any(|p| p.name == *n))
-                        })
-                    {
-                        if crate::catalog::contains_ignore_ascii_case(callee, "idem") {
-                            idem_call = true;
-                        } else if !passes.iter().any(|c| c == callee.as_str()) {
-                            passes.push(callee.to_string());
-                        }
-                    }
-                });
             }
             if let (true, Some(name)) = (idem_call, &f.name) {
                 self.idem_passers.insert(name.clone());

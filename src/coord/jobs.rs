@@ -292,16 +292,13 @@ impl<'p> Coord<'p> {
         let is_hinted = |name: &str, recv: Option<&'p Expr>| {
             s.hinted_calls.iter().any(|p| p == name)
                 && recv.is_some_and(|r| {
-                    let recv_text = self.p.units[at.unit].src.slice(r.span).to_ascii_lowercase();
-                    let per_process_type = self
+                    (!job_store && {
+                        let text = self.p.units[at.unit].src.slice(r.span).to_ascii_lowercase();
+                        s.receiver_hints.iter().any(|h| text.contains(h.as_str()))
+                    }) || self
                         .flow
                         .type_in(at, r)
-                        .is_some_and(|t| s.types.contains(&t));
-                    per_process_type
-                        || (!job_store
-                            && s.receiver_hints
-                                .iter()
-                                .any(|h| recv_text.contains(h.as_str())))
+                        .is_some_and(|t| s.types.contains(&t))
                 })
         };
         // clokwerk `scheduler.every(1.day()).at("01:30").run(task)`: the task is handed to a

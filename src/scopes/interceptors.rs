@@ -617,7 +617,7 @@ enum Target {
 
 /// A function of the file (not a method, not a lambda) named `name`.
 fn is_free_fn(f: &crate::facts::Function, name: &str) -> bool {
-    f.kind == FnKind::Function && f.owner.is_none() && f.name.as_deref() == Some(name)
+    f.is_free_fn() && f.name.as_deref() == Some(name)
 }
 
 /// A call that constructs an interceptor from a lambda: `Interceptor { .. }`,

@@ -164,7 +164,7 @@ fn fn_values(p: &Project, u: usize, owner: Option<TypeId>, e: &Expr) -> Vec<FnRe
             .fns_named_in(u, name)
             .iter()
             .copied()
-            .filter(|r| p.func(*r).kind == FnKind::Function && p.func(*r).owner.is_none())
+            .filter(|r| p.func(*r).is_free_fn())
             .collect();
         if here.is_empty() {
             p.declared_for(u, name).into_iter().collect()
@@ -452,24 +452,22 @@ fn calls(
                     .iter()
                     .flat_map(|a| fn_values(p, u, owner, &a.value))
                 {
-                    {
-                        let (what, why) = if is_operator {
-                            (
-                                format!(
-                                    "`{n}` re-runs this body on every subscription, and `.{name}` subscribes again after a failure"
-                                ),
-                                format!(
-                                    "`{n}` defers the body to subscription time and `.{name}` resubscribes on error, so the body runs once per attempt."
-                                ),
-                            )
-                        } else {
-                            (
-                                "this supplier is decorated `.withRetry(..)`".to_string(),
-                                "A resilience4j decorator chain with withRetry calls the supplier again on every attempt.".to_string(),
-                            )
-                        };
-                        add_lambda(out, p, f.unit, f.f, what, why);
-                    }
+                    let (what, why) = if is_operator {
+                        (
+                            format!(
+                                "`{n}` re-runs this body on every subscription, and `.{name}` subscribes again after a failure"
+                            ),
+                            format!(
+                                "`{n}` defers the body to subscription time and `.{name}` resubscribes on error, so the body runs once per attempt."
+                            ),
+                        )
+                    } else {
+                        (
+                            "this supplier is decorated `.withRetry(..)`".to_string(),
+                            "A resilience4j decorator chain with withRetry calls the supplier again on every attempt.".to_string(),
+                        )
+                    };
+                    add_lambda(out, p, f.unit, f.f, what, why);
                 }
             }
             chain = inner.as_deref();
