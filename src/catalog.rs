@@ -297,6 +297,20 @@ pub struct RetryMethod {
 pub struct RetryAnnotations {
     pub names: Vec<String>,
     pub why: String,
+    /// Annotations that retry only in files importing their framework (JobRunr `@Job`).
+    #[serde(default)]
+    pub scoped: Vec<ScopedRetryAnnotation>,
+    /// (argument, value) pairs that turn the retry off (`maxAttempts = 1`, `retries = 0`).
+    #[serde(default)]
+    pub off_when: Vec<(String, String)>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopedRetryAnnotation {
+    pub names: Vec<String>,
+    pub imports: Vec<String>,
+    pub why: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -463,6 +477,15 @@ pub struct InterceptorEntry {
     #[serde(default)]
     pub sam: Vec<String>,
     pub imports: Vec<String>,
+    /// The entry does not apply in a file importing one of these (a server's filters share
+    /// the client's types: http4k `Filter`, tower-http layers).
+    #[serde(default)]
+    pub not_imports: Vec<String>,
+    /// The registered function returns the per-request handler and is itself called once, when
+    /// the stack is built (http4k `Filter { next -> { request -> .. } }`): the body is the
+    /// handler it returns.
+    #[serde(default)]
+    pub returns_handler: bool,
     pub why: String,
 }
 
@@ -649,6 +672,8 @@ impl Catalog {
                 defined_in: Vec::new(),
                 sam: Vec::new(),
                 imports: Vec::new(),
+                not_imports: Vec::new(),
+                returns_handler: false,
                 why: format!(
                     "the configuration declares `{}.{}` as code that runs for every request, so every retry of the call runs it again and mints a new key",
                     it.supertype, it.method

@@ -55,7 +55,14 @@ pub struct Finding {
 /// "a" or "an" for a word (framework names: "an OkHttp", "a Spring", "a ureq"; and the
 /// inferred ones: "an unlisted HTTP client").
 pub fn article(word: &str) -> &'static str {
-    if word.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o']) || word.starts_with("un") {
+    // `http4k`, `HTTP client`: an initialism read letter by letter ("aitch").
+    let initialism = word
+        .get(..4)
+        .is_some_and(|w| w.eq_ignore_ascii_case("http"));
+    if word.starts_with(['A', 'E', 'I', 'O', 'U', 'a', 'e', 'i', 'o'])
+        || word.starts_with("un")
+        || initialism
+    {
         "an"
     } else {
         "a"
@@ -74,5 +81,8 @@ mod article_tests {
         assert_eq!(article("unlisted HTTP client"), "an");
         assert_eq!(article("ureq"), "a");
         assert_eq!(article("inferred retry"), "an");
+        assert_eq!(article("http4k"), "an");
+        assert_eq!(article("HttpClient"), "an");
+        assert_eq!(article("hyper"), "a");
     }
 }

@@ -111,6 +111,44 @@ fn imports_match(p: &Project, u: usize, e: &InterceptorEntry) -> bool {
     e.imports.is_empty() || p.imports_any(u, &e.imports)
 }
 
+/// The entries that may apply in file `u`: its language's, less those whose `not_imports` the
+/// file imports (a server's filter).
+fn entries_for<'c>(
+    p: &Project,
+    cat: &'c Catalog,
+    u: usize,
+) -> impl Iterator<Item = &'c InterceptorEntry> {
+    cat.interceptors_for(p.units[u].lang)
+        .filter(move |e| e.not_imports.is_empty() || !p.imports_any(u, &e.not_imports))
+}
+
+/// With `returns_handler`, the body of `f` is the handler it returns (`{ request -> .. }`,
+/// `HttpHandler { request -> .. }`); `f` itself runs once, when the stack is built. Without a
+/// handler it can see, `f` stands.
+fn handler_body(p: &Project, u: usize, e: &InterceptorEntry, f: FnId) -> FnId {
+    if !e.returns_handler {
+        return f;
+    }
+    fn lambda_in(e: &Expr) -> Option<FnId> {
+        match &e.kind {
+            ExprKind::Lambda(id) => Some(*id),
+            ExprKind::Return(Some(v)) => lambda_in(v),
+            ExprKind::Call {
+                receiver: None,
+                name,
+                args,
+            } if name.starts_with(char::is_uppercase) && args.len() == 1 => {
+                lambda_in(&args[0].value)
+            }
+            _ => None,
+        }
+    }
+    match p.units[u].facts.functions[f].body.last() {
+        Some(Stmt::Expr(e)) => lambda_in(e).unwrap_or(f),
+        _ => f,
+    }
+}
+
 fn classes(
     p: &Project,
     cat: &'static Catalog,
@@ -127,8 +165,7 @@ fn classes(
         let supers = p.supertype_origins(TypeRef { unit: u, t });
         // An entry applies when the file declaring the supertype imports the framework (or
         // names it fully): a MyBatis `Interceptor` is not OkHttp's.
-        let candidates: Vec<&'static InterceptorEntry> = cat
-            .interceptors_for(unit.lang)
+        let candidates: Vec<&'static InterceptorEntry> = entries_for(p, cat, u)
             .filter(|e| {
                 supers.iter().any(|(s, written, origin)| {
                     e.supertypes.contains(s)
@@ -202,8 +239,11 @@ fn classes(
         });
         let (body, hooks) = with_same_type_helpers(p, u, t, &entries);
         for f in body {
-            out.entry(FnRef { unit: u, f })
-                .or_insert_with(|| scope.clone());
+            out.entry(FnRef {
+                unit: u,
+                f: handler_body(p, u, entry, f),
+            })
+            .or_insert_with(|| scope.clone());
         }
         if let Some(name) = &ty.name {
             bases.push(Base {
@@ -229,7 +269,7 @@ fn annotated(
     if ty.annotations.is_empty() {
         return;
     }
-    for e in cat.interceptors_for(unit.lang) {
+    for e in entries_for(p, cat, u) {
         if e.class_annotations.is_empty()
             || !ty
                 .annotations
@@ -342,7 +382,7 @@ fn lambdas(
 ) {
     let unit = &p.units[u];
     let facts = &unit.facts;
-    let entries: Vec<&'static InterceptorEntry> = cat.interceptors_for(unit.lang).collect();
+    let entries: Vec<&'static InterceptorEntry> = entries_for(p, cat, u).collect();
     let mut found: Vec<(FnId, &'static InterceptorEntry, String)> = Vec::new();
     let mut typed_found: Vec<(FnId, &'static InterceptorEntry, String)> = Vec::new();
 
@@ -470,6 +510,7 @@ fn lambdas(
                             || !en.receiver_hints.is_empty());
                     let sam = (en.sam.iter().any(|s| s == name)
                         || en.supertypes.iter().any(|s| s == name))
+                        && imports_match(p, u, en)
                         && receiver.as_deref().is_none_or(|r| {
                             r.path_text().is_some_and(|t| {
                                 en.supertypes.iter().any(|s| *s == simple_name(&t))
@@ -596,7 +637,8 @@ fn lambdas(
 
     for (id, entry, what) in found.into_iter().chain(typed_found) {
         let anchor = facts.functions[id].name_span;
-        out.entry(FnRef { unit: u, f: id }).or_insert_with(|| {
+        let body = handler_body(p, u, entry, id);
+        out.entry(FnRef { unit: u, f: body }).or_insert_with(|| {
             std::sync::Arc::new(InterceptorScope {
                 entry,
                 anchor_unit: u,

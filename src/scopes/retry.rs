@@ -77,12 +77,9 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
         let facts = &p.units[u].facts;
         for (i, f) in facts.functions.iter().enumerate() {
             let me = FnRef { unit: u, f: i };
-            // @Retryable methods.
-            if let Some(a) = f
-                .annotations
-                .iter()
-                .find(|a| cat.retry.annotations.names.contains(&a.name))
-            {
+            // @Retryable methods (and JobRunr's `@Job`, in files that import JobRunr), unless
+            // an argument turns the retry off (`maxAttempts = 1`).
+            if let Some((a, why)) = retry_annotation(p, cat, u, f) {
                 out.fns.entry(me).or_insert_with(|| {
                     Arc::new(RetryScope {
                         anchor_unit: u,
@@ -92,7 +89,7 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
                             f.name.as_deref().unwrap_or("this method"),
                             a.name
                         ),
-                        why: format!("@{}: {}", a.name, cat.retry.annotations.why),
+                        why: format!("@{}: {}", a.name, why),
                         inferred: None,
                     })
                 });
@@ -100,25 +97,54 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
             retry_loops(p, me, &mut out);
             let owner = p.enclosing_type(me);
             walk_stmts(&f.body, &mut |e: &Expr| {
-                calls(p, cat, &helpers, (u, owner), e, &mut out)
+                calls(p, cat, &helpers, (u, owner, Some(me)), e, &mut out)
             });
         }
         for (ti, t) in facts.types.iter().enumerate() {
             for b in &t.fields {
                 if let Some(init) = &b.init {
                     walk_expr(init, &mut |e: &Expr| {
-                        calls(p, cat, &helpers, (u, Some(ti)), e, &mut out)
+                        calls(p, cat, &helpers, (u, Some(ti), None), e, &mut out)
                     });
                 }
             }
         }
         walk_stmts(&facts.top_level, &mut |e: &Expr| {
-            calls(p, cat, &helpers, (u, None), e, &mut out)
+            calls(p, cat, &helpers, (u, None, None), e, &mut out)
         });
         callbacks(p, cat, u, &mut out);
         trait_methods(p, cat, u, &mut out);
     }
     out
+}
+
+/// The annotation that makes `f` a retried method, with why: a listed one, or a framework's
+/// in a file importing it; none when an argument turns the retry off (`maxAttempts = 1`).
+fn retry_annotation<'a>(
+    p: &Project,
+    cat: &'static Catalog,
+    u: usize,
+    f: &'a crate::facts::Function,
+) -> Option<(&'a crate::facts::Annotation, &'static str)> {
+    let ann = &cat.retry.annotations;
+    let (a, why) = f.annotations.iter().find_map(|a| {
+        if ann.names.contains(&a.name) {
+            return Some((a, ann.why.as_str()));
+        }
+        ann.scoped
+            .iter()
+            .find(|s| s.names.contains(&a.name) && p.imports_any(u, &s.imports))
+            .map(|s| (a, s.why.as_str()))
+    })?;
+    let src = &p.units[u].src;
+    let off = a.args.iter().any(|arg| {
+        arg.name.as_deref().is_some_and(|n| {
+            ann.off_when
+                .iter()
+                .any(|(k, v)| k == n && src.slice(arg.value.span).trim() == v)
+        })
+    });
+    (!off).then_some((a, why))
 }
 
 fn lambda_of(e: &Expr) -> Option<FnId> {
@@ -141,12 +167,22 @@ fn lambda_of(e: &Expr) -> Option<FnId> {
     }
 }
 
-/// The functions a function value stands for: a lambda, a method reference (`this::charge`,
-/// `Billing::charge`, `::charge`), or in Rust a function named by its name or path (`charge`,
-/// `pay::charge`) when that names one project function. `owner` is the type the value is
-/// written in (for `this::`).
-fn fn_values(p: &Project, u: usize, owner: Option<TypeId>, e: &Expr) -> Vec<FnRef> {
+/// The functions a function value stands for: a lambda, a local or field holding one
+/// (`Callable<String> call = () -> ..`), a method reference (`this::charge`, `Billing::charge`,
+/// `gateway::charge` on a variable of a project type, `::charge`), or in Rust a function named
+/// by its name or path (`charge`, `pay::charge`) when that names one project function. `owner`
+/// is the type the value is written in (for `this::`), `enclosing` the function.
+fn fn_values(
+    p: &Project,
+    (u, owner, enclosing): (usize, Option<TypeId>, Option<FnRef>),
+    e: &Expr,
+) -> Vec<FnRef> {
     if let Some(id) = lambda_of(e) {
+        return vec![FnRef { unit: u, f: id }];
+    }
+    if let ExprKind::Name(n) = &e.kind
+        && let Some(id) = p.lambda_bound_to(u, enclosing, n, true)
+    {
         return vec![FnRef { unit: u, f: id }];
     }
     let facts = &p.units[u].facts;
@@ -187,6 +223,22 @@ fn fn_values(p: &Project, u: usize, owner: Option<TypeId>, e: &Expr) -> Vec<FnRe
                     })
                 })
                 .collect(),
+            // `gateway::charge`: a method of the variable's declared project type.
+            Some(ExprKind::Name(v)) => declared_type(p, u, owner, enclosing, v)
+                .map(|ty| {
+                    p.types_named(simple_name(&ty))
+                        .iter()
+                        .flat_map(|t| {
+                            let facts = &p.units[t.unit].facts;
+                            facts.types[t.t]
+                                .methods
+                                .iter()
+                                .filter(|&&m| facts.functions[m].name.as_deref() == Some(name))
+                                .map(|&m| FnRef { unit: t.unit, f: m })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             // Kotlin `::charge`: a top-level function, or a method of the type it is written in.
             None => {
                 let own = owner.map(|t| of_type(t, name)).unwrap_or_default();
@@ -250,6 +302,40 @@ fn stored_call(p: &Project, owner: Option<TypeId>, lambda: FnRef) -> Vec<FnRef> 
     if named.len() == 1 { named } else { Vec::new() }
 }
 
+/// The declared type of `name` where a function value names it: a parameter or local of
+/// `enclosing` (or a function around it), else a field of the type `owner`.
+fn declared_type(
+    p: &Project,
+    u: usize,
+    owner: Option<TypeId>,
+    enclosing: Option<FnRef>,
+    name: &str,
+) -> Option<String> {
+    if let Some(f) = enclosing {
+        for a in p.ancestors(f) {
+            let func = p.func(a);
+            if let Some(t) = func.params.iter().find(|q| q.name == name) {
+                return t.ty.clone();
+            }
+            let mut found = None;
+            crate::flow::walk_lets(&func.body, &mut |b| {
+                if found.is_none() && b.name == name {
+                    found = Some(b.ty.clone());
+                }
+            });
+            if let Some(t) = found {
+                return t;
+            }
+        }
+    }
+    let owner = owner.or_else(|| enclosing.and_then(|f| p.enclosing_type(f)))?;
+    p.units[u].facts.types[owner]
+        .fields
+        .iter()
+        .find(|b| b.name == name)
+        .and_then(|b| b.ty.clone())
+}
+
 fn add_lambda(out: &mut RetryScopes, p: &Project, u: usize, id: FnId, what: String, why: String) {
     add_lambda_scope(out, p, u, id, what, why, None);
 }
@@ -311,10 +397,15 @@ fn api_matches(api: &RetryApi, lang: Lang, receiver: Option<&Expr>, name: &str) 
         let Some(r) = receiver else { return false };
         let mut hit = false;
         walk_expr(r, &mut |x: &Expr| {
-            if let ExprKind::Call { name, .. } | ExprKind::Name(name) | ExprKind::Field { name, .. } =
-                &x.kind
-                && api.chain_contains.iter().any(|c| c == name)
-            {
+            let named = match &x.kind {
+                ExprKind::Call { name, .. }
+                | ExprKind::Name(name)
+                | ExprKind::Field { name, .. } => name.as_str(),
+                // `new CallExecutorBuilder<String>()`
+                ExprKind::New { ty, .. } => simple_name(ty.split('<').next().unwrap_or("")),
+                _ => return,
+            };
+            if api.chain_contains.iter().any(|c| c == named) {
                 hit = true;
             }
         });
@@ -330,7 +421,7 @@ fn calls(
     p: &Project,
     cat: &'static Catalog,
     helpers: &HashMap<String, (usize, String)>,
-    (u, owner): (usize, Option<TypeId>),
+    (u, owner, enclosing): (usize, Option<TypeId>, Option<FnRef>),
     e: &Expr,
     out: &mut RetryScopes,
 ) {
@@ -356,12 +447,13 @@ fn calls(
         // backon: `charge.retry(ExponentialBuilder::default())`, the receiver is the body.
         let bodies: Vec<FnRef> = if api.receiver_is_body {
             let r = receiver.as_deref();
-            r.map(|r| fn_values(p, u, owner, r)).unwrap_or_default()
+            r.map(|r| fn_values(p, (u, owner, enclosing), r))
+                .unwrap_or_default()
         } else {
             args.iter()
                 .enumerate()
                 .filter(|(i, _)| api.arg.is_none_or(|k| k == *i))
-                .flat_map(|(_, a)| fn_values(p, u, owner, &a.value))
+                .flat_map(|(_, a)| fn_values(p, (u, owner, enclosing), &a.value))
                 .collect()
         };
         let bodies = if api.stored_call {
@@ -450,7 +542,7 @@ fn calls(
             if factory {
                 for f in inner_args
                     .iter()
-                    .flat_map(|a| fn_values(p, u, owner, &a.value))
+                    .flat_map(|a| fn_values(p, (u, owner, enclosing), &a.value))
                 {
                     let (what, why) = if is_operator {
                         (
