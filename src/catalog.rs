@@ -186,6 +186,10 @@ pub struct Schedulers {
     pub quartz_clustered_property: String,
     pub spawners: Vec<String>,
     pub sleeps: Vec<String>,
+    /// Calls that make an endless stream of timer ticks: a loop that takes its next item
+    /// (`while let Some(_) = ticks.next().await`, Kotlin `for (t in ticker(..))`) waits.
+    #[serde(default)]
+    pub tick_streams: Vec<String>,
     /// Inference: words of calls that wait for a timer in a loop `main` starts.
     pub inferred_waits: Vec<String>,
     pub cron_receivers: Vec<String>,

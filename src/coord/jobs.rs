@@ -630,7 +630,9 @@ impl<'p> Coord<'p> {
                 // (`while (attempt < max)`).
                 ExprKind::Loop {
                     kind, body, header, ..
-                } if unbounded(*kind, header) && self.has_sleep(f, body, false) => {
+                } if (unbounded(*kind, header) && self.has_sleep(f, body, false))
+                    || self.takes_ticks(f, header) =>
+                {
                     found = true;
                 }
                 // Kotlin `repeat(Int.MAX_VALUE) { ..; delay(..) }`.
@@ -692,6 +694,45 @@ impl<'p> Coord<'p> {
                         .into_iter()
                         .any(|x| self.sleeps_in_loop(g, x, depth + 1))
                 })
+        })
+    }
+
+    /// Does a loop header take the next item of a timer's tick stream
+    /// (`while let Some(_) = ticks.next().await` with `ticks = stream::interval(..)`,
+    /// `for (t in ticker(60_000))`)? The stream is made in the header or by a local of `at`.
+    fn takes_ticks(&self, at: FnRef, header: &[Expr]) -> bool {
+        let s = &self.cat.coord.schedulers;
+        if s.tick_streams.is_empty() {
+            return false;
+        }
+        let makes_ticks = |e: &Expr| {
+            let mut yes = false;
+            walk_expr(e, &mut |x| {
+                if let ExprKind::Call { name, .. } = &x.kind
+                    && s.tick_streams.iter().any(|t| t == name)
+                {
+                    yes = true;
+                }
+            });
+            yes
+        };
+        let bound_to_ticks = |name: &str| {
+            let mut yes = false;
+            crate::flow::walk_lets(&self.p.func(at).body, &mut |b| {
+                if b.name == name && b.init.as_ref().is_some_and(makes_ticks) {
+                    yes = true;
+                }
+            });
+            yes
+        };
+        header.iter().any(|h| {
+            let mut yes = false;
+            walk_expr(h, &mut |x| match &x.kind {
+                ExprKind::Call { .. } if makes_ticks(x) => yes = true,
+                ExprKind::Name(n) if bound_to_ticks(n) => yes = true,
+                _ => {}
+            });
+            yes
         })
     }
 
