@@ -203,6 +203,10 @@ pub struct Money {
     pub actions: Vec<String>,
     pub objects: Vec<String>,
     pub never_with: Vec<String>,
+    /// Words that say which items (`pending`, `due`): they end money by name unless a money
+    /// verb comes first and a word follows them (`chargeDueInvoices`, not `refundPending`).
+    #[serde(default)]
+    pub qualifiers: Vec<String>,
     pub first_verbs: Vec<String>,
     pub first_verb_objects: Vec<String>,
     pub not_first: Vec<String>,

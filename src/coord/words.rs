@@ -69,6 +69,14 @@ pub fn is_money_name(cat: &Catalog, name: &str) -> bool {
     if has(&m.not_first, first) || w.iter().any(|x| has(&m.never_with, x)) {
         return false;
     }
+    let verb_first = has(&m.actions, first) || has(&m.verbs, first) || has(&m.first_verbs, first);
+    let qualified = |i: usize| !verb_first || i == 0 || i + 1 == w.len();
+    if w.iter()
+        .enumerate()
+        .any(|(i, x)| has(&m.qualifiers, x) && qualified(i))
+    {
+        return false;
+    }
     if w.len() == 2 && first == "transfer" && (w[1] == "to" || w[1] == "from") {
         // `InputStream.transferTo(out)`.
         return false;
@@ -77,8 +85,6 @@ pub fn is_money_name(cat: &Catalog, name: &str) -> bool {
     if let [only] = hits[..] {
         // `retryableFailedCharges()`, `pendingPayouts()`: a plural at the end of a phrase that
         // starts with no verb names things (a query), not an action.
-        let verb_first =
-            has(&m.actions, first) || has(&m.verbs, first) || has(&m.first_verbs, first);
         let noun_phrase =
             w.len() > 1 && w.last() == Some(only) && only.ends_with('s') && !verb_first;
         return !noun_phrase;
@@ -207,6 +213,11 @@ mod tests {
             "retryInvoicePayment",
             "retryFailedCharges",
             "settleCharges",
+            "chargeDueInvoices",
+            "refundPendingOrders",
+            "settle_pending_payouts",
+            "processPendingPayments",
+            "payOutEligibleSellers",
         ] {
             assert!(is_money_name(cat, n), "{n}");
         }
@@ -230,6 +241,13 @@ mod tests {
             "createPaymentMethod",
             "runBilling",
             "createCustomer",
+            "refundPending",
+            "chargeDue",
+            "dueCharges",
+            "pendingRefundCount",
+            "openPayouts",
+            "failedCharges",
+            "countDueInvoices",
         ] {
             assert!(!is_money_name(cat, n), "{n}");
         }
