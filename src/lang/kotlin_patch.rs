@@ -712,6 +712,9 @@ const STATEMENT_MODIFIERS: &[&[u8]] = &[
     b"where",
     b"by",
 ];
+/// Class modifiers the grammar cannot read as enum entries (`enum class MorphMode { outer,
+/// inner, .. }`); elsewhere (`value = 0`, `data.size`) they parse as names already.
+const ENTRY_MODIFIERS: &[&[u8]] = &[b"inner", b"data", b"value", b"companion", b"annotation"];
 const NAME_MODIFIERS: &[&[u8]] = &[b"suspend", b"dynamic"];
 
 /// A parameter after a parameter modifier whose name is a modifier too (`vararg data: T`): in a
@@ -758,6 +761,9 @@ fn parameter_named_as_modifier(src: &[u8], i: usize, j: usize) -> bool {
 /// (`suspend (A) -> B`, `suspend ((A) -> B)`) and `dynamic` as a type stay.
 fn modifier_used_as_name(src: &[u8], lexed: &Lexed, i: usize, j: usize) -> bool {
     let word = &src[i..j];
+    if ENTRY_MODIFIERS.contains(&word) {
+        return enum_entry(src, lexed, i, j);
+    }
     let anywhere = NAME_MODIFIERS.contains(&word);
     if !anywhere && !STATEMENT_MODIFIERS.contains(&word) {
         return false;
@@ -828,6 +834,15 @@ fn modifier_used_as_name(src: &[u8], lexed: &Lexed, i: usize, j: usize) -> bool 
         }
         None => false,
     }
+}
+
+/// The word `src[i..j]` stands alone between `{` or `,` and `,`, `;` or `}`: an enum entry
+/// (`enum class Shape { data, annotation }`, `value;`).
+fn enum_entry(src: &[u8], lexed: &Lexed, i: usize, j: usize) -> bool {
+    let p = code_end_before(src, lexed, i);
+    let k = skip_trivia(src, lexed, j);
+    matches!(p.checked_sub(1).map(|p| src[p]), Some(b'{') | Some(b','))
+        && matches!(src.get(k), Some(b',') | Some(b';') | Some(b'}'))
 }
 
 /// For a lambda's `{` at `open` whose first parameter is a destructuring declaration with a type
@@ -1373,9 +1388,10 @@ mod tests {
         assert!(parses(&got), "{got}");
     }
 
-    const GAP_FIXTURES: [&str; 2] = [
+    const GAP_FIXTURES: [&str; 3] = [
         include_str!("../../fixtures/kotlin/grammar_gaps/GatewayInterceptors.kt"),
         include_str!("../../fixtures/kotlin/grammar_gaps/SettlementJobs.kt"),
+        include_str!("../../fixtures/kotlin/grammar_gaps/EnumEntries.kt"),
     ];
 
     #[test]
@@ -1417,6 +1433,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn class_modifiers_as_enum_entries_are_names() {
+        fixed(
+            "enum class M {\n    outer,\n    inner,\n}\n",
+            "enum class M {\n    outer,\n    _nner,\n}\n",
+        );
+        fixed(
+            "enum class F {\n    value;\n}\n",
+            "enum class F {\n    _alue;\n}\n",
+        );
+        fixed(
+            "enum class S { data, annotation, companion }\n",
+            "enum class S { _ata, _nnotation, _ompanion }\n",
+        );
+        // Still modifiers: nothing to rewrite.
+        assert_eq!(
+            patch("inner class A\ndata class B(val x: Int)\nvalue class C(val y: Int)\n"),
+            None
+        );
     }
 
     #[test]
