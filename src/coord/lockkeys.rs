@@ -216,7 +216,7 @@ impl<'p> Coord<'p> {
             }
             if let ExprKind::Call { name: n, args, .. } = &e.kind
                 && BIND_CALLS.contains(&n.as_str())
-                && let Some(api) = self.chain_sql_lock(e)
+                && let Some(api) = self.chain_sql_lock(at, e)
             {
                 let idx = if n.starts_with("set") && args.len() >= 2 {
                     1
@@ -394,24 +394,49 @@ impl<'p> Coord<'p> {
         found
     }
 
-    /// For a `.bind(..)` call: the advisory-lock function of the SQL lower in its chain.
-    fn chain_sql_lock(&self, e: &Expr) -> Option<String> {
+    /// For a `.bind(..)` call: the advisory-lock function of the SQL lower in its chain, or in
+    /// the initialiser of the local the chain starts from (JDBC `try (PreparedStatement ps =
+    /// conn.prepareStatement("SELECT pg_try_advisory_lock(?)")) { ps.setLong(1, key); .. }`).
+    fn chain_sql_lock(&self, at: FnRef, e: &'p Expr) -> Option<String> {
         let mut cur = e;
+        let mut followed = false;
         for _ in 0..12 {
-            let ExprKind::Call {
-                receiver: Some(r), ..
-            } = &cur.kind
-            else {
-                return None;
+            let r = match &cur.kind {
+                ExprKind::Call {
+                    receiver: Some(r), ..
+                } => r,
+                ExprKind::Name(n) if !followed => {
+                    followed = true;
+                    let mut init = None;
+                    crate::flow::walk_lets(&self.p.func(at).body, &mut |b| {
+                        if b.name == *n {
+                            init = b.init.as_ref();
+                        }
+                    });
+                    cur = peel(init?);
+                    if let Some(s) = self.sql_call(cur) {
+                        return Some(s);
+                    }
+                    continue;
+                }
+                _ => return None,
             };
             cur = peel(r);
-            if let ExprKind::Call { args, .. } | ExprKind::Macro { args, .. } = &cur.kind
-                && let Some(s) = args.iter().find_map(|a| self.sql_lock_in(&a.value))
-            {
+            if let Some(s) = self.sql_call(cur) {
                 return Some(s);
             }
         }
         None
+    }
+
+    /// The advisory-lock function of the SQL a call or macro is given.
+    fn sql_call(&self, e: &Expr) -> Option<String> {
+        match &e.kind {
+            ExprKind::Call { args, .. } | ExprKind::Macro { args, .. } => {
+                args.iter().find_map(|a| self.sql_lock_in(&a.value))
+            }
+            _ => None,
+        }
     }
 
     fn redis_cmd_keys(&self, at: FnRef, out: &mut Vec<LockKey<'p>>) {
