@@ -155,6 +155,10 @@ pub struct Guards {
     /// A call on a value of these types reads a number or text already at hand, not stored
     /// state (`if (amount.doubleValue() > total.doubleValue()) throw ..`): a validation.
     pub value_types: Vec<String>,
+    /// Words of a write that marks the work started (`markInProgress`, `set_processing`): made
+    /// before the money moves on the same id, it is a claim whatever the read's words.
+    #[serde(default)]
+    pub in_progress_words: Vec<String>,
 }
 
 /// Annotations that give a field the value of a configuration key (`@Value("${psp.url}")`).

@@ -163,11 +163,12 @@ impl<'p> Coord<'p> {
     ) -> Option<CheckThenAct> {
         let mut atoms = read_atoms(read);
         // An entity loaded by id stands for that id: `invoice = repo.get(invoiceId)`, then
-        // `invoice.isPaid()` .. `repo.markPaid(invoiceId)`.
+        // `invoice.isPaid()` .. `repo.markPaid(invoiceId)`; also through an unwrap
+        // (`repo.findById(invoiceId).orElse(null)`, `.orElseThrow()`, `?`).
         for a in atoms.clone() {
             if let Some(b) = super::local_binding(self.p, at, &a, read.span.start)
                 && let Some(init) = &b.init
-                && let ExprKind::Call { args, .. } = &peel(init).kind
+                && let ExprKind::Call { args, .. } = &unwrapped(peel(init)).kind
             {
                 for x in args {
                     atoms.extend(atoms_of(&x.value));
@@ -194,8 +195,15 @@ impl<'p> Coord<'p> {
             _ => return None,
         };
         // Marked (claimed) before the money moves: not check-then-act, whatever its atomicity.
+        // A mark that says the work has started counts whatever its words
+        // (`is_settled` .. `mark_in_progress(id)` .. transfer).
+        let claim_words: Vec<String> = rwords
+            .iter()
+            .chain(&self.cat.coord.guards.in_progress_words)
+            .cloned()
+            .collect();
         if self
-            .find_mark(&items, &atoms, &rwords, read.span.end, false, memo)
+            .find_mark(&items, &atoms, &claim_words, read.span.end, false, memo)
             .is_some_and(|w| w.span.start < money_pos)
         {
             return None;
@@ -650,6 +658,26 @@ fn push_lambda<'p>(co: &Coord<'p>, f: FnRef, id: usize, out: &mut Vec<(FnRef, &'
 
 /// Is this branch an early exit (`return`, `continue`, `throw`, `break`, or a short block
 /// ending in one)?
+/// The call under the unwraps of its result (`repo.findById(id).orElse(null)` -> `repo.findById(id)`).
+fn unwrapped(e: &Expr) -> &Expr {
+    let mut cur = e;
+    for _ in 0..8 {
+        match &cur.kind {
+            ExprKind::Call {
+                receiver: Some(r),
+                name,
+                ..
+            } if WRAPPERS.contains(&name.as_str())
+                && matches!(peel(r).kind, ExprKind::Call { .. }) =>
+            {
+                cur = peel(r)
+            }
+            _ => break,
+        }
+    }
+    cur
+}
+
 fn is_exit(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Return(_) | ExprKind::Continue(_) | ExprKind::Break(_) | ExprKind::Throw(_) => {
