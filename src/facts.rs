@@ -527,6 +527,9 @@ impl Expr {
 
 /// The last segment of a qualified name: `okhttp3.Interceptor` -> `Interceptor`,
 /// `reqwest_middleware::Middleware` -> `Middleware`, `Interceptor.Chain` -> `Chain`.
+/// Rust's standard smart pointers: a method called on one runs on what it points to.
+pub const SMART_POINTERS: &[&str] = &["Arc", "Rc", "Box", "Pin"];
+
 pub fn simple_name(name: &str) -> &str {
     let name = name.trim();
     let name = name.split('<').next().unwrap_or(name);

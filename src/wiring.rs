@@ -236,7 +236,7 @@ fn handed_lambda(e: &Expr) -> Option<FnId> {
         } if args.len() == 1
             && matches!(name.as_str(), "new" | "from" | "pin")
             && r.path_text()
-                .is_some_and(|t| matches!(simple_name(&t), "Arc" | "Rc" | "Box" | "Pin")) =>
+                .is_some_and(|t| crate::facts::SMART_POINTERS.contains(&simple_name(&t))) =>
         {
             held_lambda(&args[0].value, false)
         }

@@ -166,6 +166,14 @@ fn clean_ty(t: &str) -> String {
                 t = r.trim_start();
             }
         }
+        // A smart pointer is the value it points to, for what its methods are
+        // (`payouts: Arc<CaptainPayouts>`, `&Box<dyn Middleware>`).
+        if crate::facts::SMART_POINTERS.contains(&crate::facts::simple_name(t))
+            && let (Some(a), Some(b)) = (t.find('<'), t.rfind('>'))
+            && a < b
+        {
+            t = t[a + 1..b].trim();
+        }
         if t == before {
             break;
         }
@@ -1889,6 +1897,18 @@ mod tests {
             .expect("spawn")
             .join()
             .expect("no stack overflow / panic")
+    }
+
+    #[test]
+    fn smart_pointers_are_their_pointee() {
+        assert_eq!(clean_ty("Arc<CaptainPayouts>"), "CaptainPayouts");
+        assert_eq!(
+            clean_ty("&std::sync::Arc<crate::pay::Payouts>"),
+            "crate::pay::Payouts"
+        );
+        assert_eq!(clean_ty("&'a mut Box<dyn Middleware>"), "Middleware");
+        assert_eq!(clean_ty("Rc<RefCell<Ledger>>"), "RefCell");
+        assert_eq!(clean_ty("Vec<Arc<Ledger>>"), "Vec");
     }
 
     #[test]
