@@ -724,9 +724,10 @@ impl<'p> Walk<'_, 'p> {
         })
     }
 
-    /// A call given a SQL statement as a literal, or a chain started by one: a call of our own
-    /// database (`sinks.toml` `sql_statements`).
-    fn talks_sql(&self, call: &Expr) -> bool {
+    /// A call given a SQL statement as a literal, or a chain started by one, or a call on a local
+    /// holding one (JDBC `ps.setString(1, key)` on `ps = conn.prepareStatement("INSERT ..")`): a
+    /// call of our own database (`sinks.toml` `sql_statements`).
+    fn talks_sql(&self, g: FnRef, call: &'p Expr) -> bool {
         let words = &self.cat.sinks.local_uses.sql_statements;
         let is_sql = |a: &Arg| match &a.value.kind {
             ExprKind::Str(t) => {
@@ -737,6 +738,7 @@ impl<'p> Walk<'_, 'p> {
             _ => false,
         };
         let mut e = call;
+        let mut followed = false;
         loop {
             let ExprKind::Call { receiver, args, .. } = &e.kind else {
                 return false;
@@ -746,6 +748,24 @@ impl<'p> Walk<'_, 'p> {
             }
             match receiver.as_deref() {
                 Some(r) if matches!(r.kind, ExprKind::Call { .. }) => e = r,
+                Some(Expr {
+                    kind: ExprKind::Name(n),
+                    ..
+                }) if !followed => {
+                    followed = true;
+                    let mut init = None;
+                    for a in self.p.ancestors(g) {
+                        crate::flow::walk_lets(&self.p.func(a).body, &mut |b| {
+                            if init.is_none() && b.name == *n {
+                                init = b.init.as_ref();
+                            }
+                        });
+                    }
+                    match init {
+                        Some(i) if matches!(i.kind, ExprKind::Call { .. }) => e = i,
+                        _ => return false,
+                    }
+                }
                 _ => return false,
             }
         }
@@ -786,7 +806,7 @@ impl<'p> Walk<'_, 'p> {
                     if !is_receiver && self.names_key(args) {
                         return Out;
                     }
-                    if !is_receiver && self.talks_sql(x) {
+                    if !is_receiver && self.talks_sql(g, x) {
                         return Local;
                     }
                     if local.methods.iter().any(|m| m == name.as_str())
