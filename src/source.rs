@@ -72,9 +72,113 @@ impl SourceFile {
     }
 }
 
+/// `text` (a piece of Java, Kotlin or Rust) with its comments left out, for checks that read
+/// code as text: `.setConfirm(true)` counts, `// created without confirm` does not. Strings
+/// (`"https://.."`, `""".."""`) and character literals are kept as they are; block comments
+/// may nest (Kotlin, Rust).
+pub fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("//") && !text.contains("/*") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let b = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let triple = b[i..].starts_with(b"\"\"\"");
+                let open = if triple { 3 } else { 1 };
+                let mut j = i + open;
+                while j < b.len() {
+                    if triple {
+                        if b[j..].starts_with(b"\"\"\"") {
+                            j += 3;
+                            break;
+                        }
+                        j += 1;
+                    } else if b[j] == b'\\' {
+                        j += 2;
+                    } else if b[j] == b'"' || b[j] == b'\n' {
+                        j += 1;
+                        break;
+                    } else {
+                        j += 1;
+                    }
+                }
+                let j = j.min(b.len());
+                out.extend_from_slice(&b[i..j]);
+                i = j;
+            }
+            // A character literal (`'"'`, `'\''`), not a Rust lifetime (`'a`).
+            b'\'' if b.get(i + 1) == Some(&b'\\') || b.get(i + 2) == Some(&b'\'') => {
+                let end = if b.get(i + 1) == Some(&b'\\') {
+                    i + 4
+                } else {
+                    i + 3
+                };
+                let end = end.min(b.len());
+                out.extend_from_slice(&b[i..end]);
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut depth = 0;
+                while i < b.len() {
+                    if b[i..].starts_with(b"/*") {
+                        depth += 1;
+                        i += 2;
+                    } else if b[i..].starts_with(b"*/") {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                out.push(b' ');
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    // Only whole ASCII comment delimiters and literals were cut: what is left is UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comments_are_left_out() {
+        assert_eq!(
+            without_comments("builder() // created without confirm\n.setAmount(1)"),
+            "builder() \n.setAmount(1)"
+        );
+        assert_eq!(without_comments("a /* x /* y */ confirm */ b"), "a   b");
+        assert_eq!(
+            without_comments("url(\"https://api/v1\") // c"),
+            "url(\"https://api/v1\") "
+        );
+        assert_eq!(
+            without_comments("c('/') + d(\"\\\"//\")"),
+            "c('/') + d(\"\\\"//\")"
+        );
+        assert_eq!(
+            without_comments("fn f<'a>(x: &'a str) // é"),
+            "fn f<'a>(x: &'a str) "
+        );
+        assert_eq!(without_comments("no comment"), "no comment");
+        assert_eq!(without_comments("unterminated /* é"), "unterminated  ");
+    }
 
     #[test]
     fn line_columns() {

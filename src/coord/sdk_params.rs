@@ -274,9 +274,9 @@ impl<'a, 'p> ParamsFinder<'a, 'p> {
             .is_some_and(|outer| self.p.types_named(outer).is_empty())
     }
 
-    /// The source text of a place.
-    pub fn text(&self, place: &Place) -> &'p str {
-        self.p.units[place.at.unit].src.slice(place.region)
+    /// The source text of a place, without its comments (`// created without confirm`).
+    pub fn text(&self, place: &Place) -> std::borrow::Cow<'p, str> {
+        crate::source::without_comments(self.p.units[place.at.unit].src.slice(place.region))
     }
 
     /// Does some place of `path` set the field `cond` names to a value it accepts?
