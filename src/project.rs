@@ -234,14 +234,26 @@ impl Project {
             || (arity + 1 >= n && self.is_varargs(r))
     }
 
-    /// Is the last parameter of `r` a Java varargs parameter (`String... parts`)?
+    /// Does `r` take any number of arguments: its last parameter a Java varargs one (`String...
+    /// parts`), or a Kotlin `vararg` parameter anywhere (`fun key(op: String, vararg ids: String)`)?
     fn is_varargs(&self, r: FnRef) -> bool {
         let u = &self.units[r.unit];
-        u.lang == crate::facts::Lang::Java
-            && self.func(r).params.last().is_some_and(|p| {
+        let params = &self.func(r).params;
+        match u.lang {
+            crate::facts::Lang::Java => params.last().is_some_and(|p| {
                 p.ty.as_deref().is_some_and(|t| t.ends_with("[]"))
                     && u.src.slice(p.span).contains("...")
-            })
+            }),
+            // The modifier stands before the parameter's own span.
+            crate::facts::Lang::Kotlin => params.iter().any(|p| {
+                let before = u.src.text[..p.span.start.min(u.src.text.len())].trim_end();
+                u.src.slice(p.span).trim_start().starts_with("vararg ")
+                    || before
+                        .strip_suffix("vararg")
+                        .is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+            }),
+            crate::facts::Lang::Rust => false,
+        }
     }
 
     /// Methods named `name` with `arity` parameters of type `ty` or of a project type that
