@@ -123,7 +123,9 @@ fn lex(src: &[u8]) -> Lexed {
                     for c in &mut class[i..end] {
                         *c = Class::Str;
                     }
-                    if dollars > 1 {
+                    // `$$"..."`, and `$"""..."""` (one sign: interpolation as usual, but the
+                    // grammar does not know the prefix).
+                    if src[open] == b'$' {
                         multi.push(MultiDollar {
                             open,
                             dollars,
@@ -1518,6 +1520,11 @@ mod tests {
         fixed(
             "val s = $$\"\"\"\n  a: \"${PATH:X}\" $${name} $$id $ \"\"\"\n",
             "val s =   \"\"\"\n  a: \"_{PATH:X}\" _${name} _$id $ \"\"\"\n",
+        );
+        // One sign: interpolation as in an ordinary string (http4k's release workflow).
+        fixed(
+            "val u = $\"\"\"\n  x ${x} $y\n\"\"\"\n",
+            "val u =  \"\"\"\n  x ${x} $y\n\"\"\"\n",
         );
         // Ordinary strings ending in dollars are not multi-dollar strings.
         assert!(patch("val a = \"cost $$\"\nval b = \"x\"\n").is_none());
