@@ -198,6 +198,10 @@ pub struct Schedulers {
     pub inferred_waits: Vec<String>,
     pub cron_receivers: Vec<String>,
     pub cron_calls: Vec<String>,
+    /// (call, mark): a call that takes the task, on a builder chain that names a per-process
+    /// timer source (apalis `WorkerBuilder::new(..).backend(CronStream::new(s)).build_fn(job)`).
+    #[serde(default)]
+    pub chain_jobs: Vec<(String, String)>,
 }
 
 #[derive(Debug, Deserialize)]

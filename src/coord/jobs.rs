@@ -88,6 +88,7 @@ impl<'p> Coord<'p> {
                 .chain(s.periodic_calls.iter().map(String::as_str))
                 .chain(s.hinted_calls.iter().map(String::as_str))
                 .chain(s.cron_receivers.iter().map(String::as_str))
+                .chain(s.chain_jobs.iter().map(|(_, mark)| mark.as_str()))
                 .chain(s.spawners.iter().map(String::as_str))
                 .chain(s.startup_types.iter().map(|(t, _)| t.as_str())),
         )
@@ -331,6 +332,49 @@ impl<'p> Coord<'p> {
         };
         if periodic || hinted {
             timer_job(format!("`{name}`"), out);
+            return;
+        }
+        // apalis `..backend(CronStream::new(s)).build_fn(job)`: the task is handed to the call
+        // that ends a builder chain naming a per-process timer source.
+        if let Some((_, mark)) = s.chain_jobs.iter().find(|(c, _)| c == name)
+            && recv.is_some_and(|r| {
+                let mut hit = false;
+                walk_expr(r, &mut |x| {
+                    if let ExprKind::Call { name: n, .. } | ExprKind::Name(n) = &x.kind
+                        && (n == mark
+                            || x.path_text()
+                                .is_some_and(|p| simple_name(&p) == mark.as_str()))
+                    {
+                        hit = true;
+                    }
+                });
+                hit
+            })
+        {
+            // The task: a closure, or a function named by its name (`build_fn(charge_due)`).
+            let entry_fns: Vec<FnRef> = args
+                .iter()
+                .filter_map(|a| match &peel(&a.value).kind {
+                    ExprKind::Name(n) => self.p.declared_for(at.unit, n),
+                    _ => None,
+                })
+                .collect();
+            let entries = self.task_args(at, args);
+            if !entries.is_empty() || !entry_fns.is_empty() {
+                out.push(Job {
+                    // On the call's name: the chain starts lines above it.
+                    report: (
+                        at.unit,
+                        super::sdk::name_span(self.p, at.unit, c, name, args),
+                    ),
+                    at,
+                    how: format!("`{name}` of a `{mark}` worker"),
+                    why: TIMER_WHY,
+                    entries,
+                    entry_fns,
+                    inferred: None,
+                });
+            }
             return;
         }
         // tokio-cron-scheduler: `Job::new_async("0 0 * * * *", |id, l| Box::pin(async move { .. }))`.

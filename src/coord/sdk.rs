@@ -407,7 +407,13 @@ fn chain_has_service(r: &Expr, services: &[String]) -> bool {
 
 /// The span of the method name of call `e` (`create` in `PaymentIntent.create(params)`): the
 /// last occurrence of the name before the first argument.
-fn name_span(p: &Project, unit: usize, e: &Expr, name: &str, args: &[crate::facts::Arg]) -> Span {
+pub fn name_span(
+    p: &Project,
+    unit: usize,
+    e: &Expr,
+    name: &str,
+    args: &[crate::facts::Arg],
+) -> Span {
     let src = p.units[unit].src.slice(e.span);
     let end = args
         .iter()
