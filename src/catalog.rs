@@ -166,6 +166,11 @@ pub struct Guards {
 #[serde(deny_unknown_fields)]
 pub struct ConfigRefs {
     pub annotations: Vec<String>,
+    /// Annotations that bind a type's properties under a prefix (`@ConfigurationProperties(prefix
+    /// = "payment.toss") record TossProperties(String approveUrl)`): `props.approveUrl()` is the
+    /// value of `payment.toss.approve-url`.
+    #[serde(default)]
+    pub properties_annotations: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

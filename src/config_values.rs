@@ -9,6 +9,16 @@ pub fn lookup<'t>(texts: &'t [String], key: &str) -> Option<&'t str> {
     texts
         .iter()
         .find_map(|t| properties(t, key).or_else(|| yaml(t, key)))
+        .and_then(placeholder_default)
+}
+
+/// A value that is a placeholder (`${APP_TOSS_URL:https://api.tosspayments.com/v1}`) stands for
+/// its default; one without a default (`${PSP_URL}`) is not known here.
+fn placeholder_default(v: &str) -> Option<&str> {
+    match v.strip_prefix("${").and_then(|s| s.strip_suffix('}')) {
+        Some(inner) => inner.split_once(':').map(|(_, d)| d),
+        None => Some(v),
+    }
 }
 
 fn properties<'t>(text: &'t str, key: &str) -> Option<&'t str> {
@@ -103,6 +113,14 @@ mod tests {
         assert_eq!(lookup(&texts, "psp.missing"), None);
         assert_eq!(lookup(&texts, "psp"), None);
         assert_eq!(key_of("${psp.base-url:https://x}"), "psp.base-url");
+        let env = vec![
+            "toss:\n  approve-url: ${APP_TOSS_APPROVE_URL:https://api.tosspayments.com/v1/billing}\n  key: ${TOSS_KEY}\n".to_string(),
+        ];
+        assert_eq!(
+            lookup(&env, "toss.approve-url"),
+            Some("https://api.tosspayments.com/v1/billing")
+        );
+        assert_eq!(lookup(&env, "toss.key"), None);
         assert_eq!(key_of("psp.base-url"), "psp.base-url");
     }
 }

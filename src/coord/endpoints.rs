@@ -294,6 +294,8 @@ struct Shaper<'p> {
     budget: std::cell::Cell<u32>,
     /// Annotations that give a field a configured value (catalogue `[config]`).
     config_annotations: Vec<String>,
+    /// Annotations that bind a type's properties under a prefix (catalogue `[config]`).
+    properties_annotations: Vec<String>,
 }
 
 impl<'p> Shaper<'p> {
@@ -333,7 +335,11 @@ impl<'p> Shaper<'p> {
                 if owner.is_none()
                     && !matches!(&receiver.kind, ExprKind::Name(s) if s == "this" || s == "self")
                 {
-                    out.push(Piece::Hole);
+                    // Kotlin `props.approveUrl`: a bound property.
+                    out.push(
+                        self.bound_property(unit, at, receiver, name)
+                            .unwrap_or(Piece::Hole),
+                    );
                     return;
                 }
                 self.name_shape(unit, at, owner.as_deref(), name, e.span.start, depth, out)
@@ -384,6 +390,15 @@ impl<'p> Shaper<'p> {
                     {
                         return self.shape(unit, at, r, depth + 1, out);
                     }
+                }
+                // `tossProperties.approveUrl()`, `props.getBaseUrl()`: a bound property (before
+                // the getter's own body, which only returns the field Spring sets).
+                if args.is_empty()
+                    && let Some(r) = receiver_e
+                    && let Some(piece) = self.bound_property(unit, at, r, name)
+                {
+                    out.push(piece);
+                    return;
                 }
                 // A project helper that builds the URL: `url("/v1/charges")` returning
                 // `baseUrl + path`.
@@ -485,6 +500,82 @@ impl<'p> Shaper<'p> {
             },
             _ => out.push(Piece::Hole),
         }
+    }
+
+    /// The configured value of property `name` read on `receiver`, a value of a type bound
+    /// under a prefix (`@ConfigurationProperties(prefix = "payment.toss")`): `approveUrl()`,
+    /// `getApproveUrl()` or `approveUrl` is `payment.toss.approve-url` (or `.approveUrl`).
+    fn bound_property(
+        &self,
+        unit: usize,
+        at: Option<FnRef>,
+        receiver: &'p Expr,
+        name: &str,
+    ) -> Option<Piece> {
+        if self.properties_annotations.is_empty() || self.p.config_texts.is_empty() {
+            return None;
+        }
+        let ExprKind::Name(var) = &peel(receiver).kind else {
+            return None;
+        };
+        let ty = at
+            .and_then(|f| {
+                let func = self.p.func(f);
+                func.params
+                    .iter()
+                    .find(|q| q.name == *var)
+                    .and_then(|q| q.ty.clone())
+                    .or_else(|| {
+                        local_binding(self.p, f, var, receiver.span.start)
+                            .and_then(|b| b.ty.clone())
+                    })
+            })
+            .or_else(|| {
+                field_binding(self.p, unit, at, None, var).and_then(|(_, b)| b.ty.clone())
+            })?;
+        let decl = self.p.types_named(simple_name(&ty)).iter().find_map(|t| {
+            let d = &self.p.units[t.unit].facts.types[t.t];
+            d.annotations
+                .iter()
+                .find(|a| self.properties_annotations.contains(&a.name))
+        })?;
+        let prefix = decl
+            .args
+            .iter()
+            .find_map(|a| match (&a.name, &a.value.kind) {
+                (Some(n), ExprKind::Str(s)) if n == "prefix" || n == "value" => Some(s.as_str()),
+                (None, ExprKind::Str(s)) => Some(s.as_str()),
+                _ => None,
+            })?;
+        let prop = name
+            .strip_prefix("get")
+            .filter(|r| r.starts_with(|c: char| c.is_ascii_uppercase()))
+            .map(|r| {
+                let mut c = r.chars();
+                c.next()
+                    .map(|f| f.to_ascii_lowercase().to_string() + c.as_str())
+                    .unwrap_or_default()
+            })
+            .unwrap_or_else(|| name.to_string());
+        let kebab: String = prop
+            .chars()
+            .flat_map(|c| {
+                if c.is_ascii_uppercase() {
+                    vec!['-', c.to_ascii_lowercase()]
+                } else {
+                    vec![c]
+                }
+            })
+            .collect();
+        [kebab, prop].iter().find_map(|p| {
+            crate::config_values::lookup(&self.p.config_texts, &format!("{prefix}.{p}")).map(|v| {
+                Piece::Lit {
+                    text: v.to_string(),
+                    unit,
+                    span: receiver.span,
+                }
+            })
+        })
     }
 
     /// The value a field's configuration annotation (`@Value("${psp.base-url}")`,
@@ -735,6 +826,7 @@ pub fn find<'p>(
             p,
             budget: std::cell::Cell::new(u32::MAX),
             config_annotations: cat.coord.config.annotations.clone(),
+            properties_annotations: cat.coord.config.properties_annotations.clone(),
         },
         key_fns: Default::default(),
         calls: Default::default(),
