@@ -226,6 +226,8 @@ impl<'p> Sdks<'p> {
                 let r = peel(r);
                 matches!(&r.kind, ExprKind::Call { name, args, .. }
                     if args.is_empty() && c.services.iter().any(|s| s == name))
+                    || matches!(&r.kind, ExprKind::Field { name, .. }
+                        if is_service_property(&c.services, name))
                     || self.value_type(flow, at, r, c).is_some_and(|t| is_type(&t))
             }),
             SdkStyle::Request => args.iter().any(|a| {
@@ -399,10 +401,32 @@ fn chain_has_service(r: &Expr, services: &[String]) -> bool {
                 }
                 cur = receiver.as_deref().map(peel);
             }
+            ExprKind::Field { receiver, name } => {
+                if is_service_property(services, name) {
+                    return true;
+                }
+                cur = Some(peel(receiver));
+            }
             _ => return false,
         }
     }
     false
+}
+
+/// Kotlin reads a Java getter as a property: `paypal.paymentsController` is
+/// `getPaymentsController()`, `client.paymentsApi` is `getPaymentsApi()`.
+fn is_service_property(services: &[String], name: &str) -> bool {
+    services.iter().any(|s| {
+        s.strip_prefix("get").is_some_and(|rest| {
+            let mut c = rest.chars();
+            c.next().is_some_and(|f| {
+                f.is_ascii_uppercase()
+                    && name.len() == rest.len()
+                    && name.starts_with(f.to_ascii_lowercase())
+                    && name[1..] == *c.as_str()
+            })
+        })
+    })
 }
 
 /// The span of the method name of call `e` (`create` in `PaymentIntent.create(params)`): the

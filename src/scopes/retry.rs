@@ -94,7 +94,7 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
                     })
                 });
             }
-            retry_loops(p, me, &mut out);
+            retry_loops(p, cat, me, &mut out);
             let owner = p.enclosing_type(me);
             walk_stmts(&f.body, &mut |e: &Expr| {
                 calls(p, cat, &helpers, (u, owner, Some(me)), e, &mut out)
@@ -820,8 +820,26 @@ fn counted(header: &[Expr]) -> bool {
     })
 }
 
+/// Does a for-each loop's header iterate a retrier (`&backoff`, `policy.delays()`,
+/// `retry_schedule.iter()`): a name with a retry word whose last word is not data about
+/// retries (`retries`, `retry_count`)?
+fn over_retrier(cat: &Catalog, header: &[Expr]) -> bool {
+    let inf = &cat.retry.inferred;
+    header.iter().any(|h| {
+        let mut hit = false;
+        walk_expr(h, &mut |x: &Expr| {
+            if let ExprKind::Name(n) | ExprKind::Field { name: n, .. } = &x.kind {
+                let ws = words(n);
+                hit |= ws.iter().any(|w| has(&inf.words, w))
+                    && ws.last().is_some_and(|l| !has(&inf.data_words, l));
+            }
+        });
+        hit
+    })
+}
+
 /// Loops in `f` that go round again after an error.
-fn retry_loops(p: &Project, f: FnRef, out: &mut RetryScopes) {
+fn retry_loops(p: &Project, cat: &Catalog, f: FnRef, out: &mut RetryScopes) {
     let func = p.func(f);
     walk_stmts(&func.body, &mut |e: &Expr| {
         let ExprKind::Loop {
@@ -830,8 +848,11 @@ fn retry_loops(p: &Project, f: FnRef, out: &mut RetryScopes) {
         else {
             return;
         };
+        // `for pause in &backoff { .. }` (the exponential-backoff crate, a backoff iterator):
+        // a loop over a retrier's delays is a counted retry loop.
+        let counted = counted(header) || over_retrier(cat, header);
         let candidate = match kind {
-            LoopKind::ForEach => counted(header),
+            LoopKind::ForEach => counted,
             _ => true,
         };
         if !candidate {
@@ -869,7 +890,7 @@ fn retry_loops(p: &Project, f: FnRef, out: &mut RetryScopes) {
             || err_head
             || match &body.kind {
                 ExprKind::Block(s) => {
-                    body_retries(s, header, *kind != LoopKind::ForEach || counted(header))
+                    body_retries(s, header, *kind != LoopKind::ForEach || counted)
                 }
                 _ => false,
             };
