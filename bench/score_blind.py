@@ -2,11 +2,10 @@
 """Score idemlint on a blind set: directories of projects whose lines carry `// expect: IDEMnnn`
 (must be reported with exactly those codes) and `// ok: why` (traps). Every other line must be
 clean. Each directory holding a build file (pom.xml, build.gradle(.kts), settings.gradle.kts,
-Cargo.toml) is linted as one project, with every rule and test sources (as the fixture runner
-does; `--no-tests` skips them, the CLI's default, for a set written that way), ignoring
-configuration.
+Cargo.toml) is linted as one project, with every rule, test sources skipped (the CLI's default,
+as the fixture runner does; `--include-tests` checks them too), ignoring configuration.
 
-    bench/score_blind.py BLIND_DIR [--bin target/release/idemlint] [--list] [--no-tests]
+    bench/score_blind.py BLIND_DIR [--bin target/release/idemlint] [--list] [--include-tests]
 
 Prints TP/FN/FP per rule and in total, precision and recall; --list prints every miss and false
 alarm with its line. A `todo-expect`/`todo-ok` marker counts as what it claims to become.
@@ -67,13 +66,13 @@ def main():
     ap.add_argument("root")
     ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "target", "release", "idemlint"))
     ap.add_argument("--list", action="store_true")
-    ap.add_argument("--no-tests", action="store_true")
+    ap.add_argument("--include-tests", action="store_true")
     a = ap.parse_args()
     per = collections.defaultdict(lambda: [0, 0, 0])
     misses, false = [], []
     for proj in projects(a.root):
         exp = expectations(proj)
-        got = findings(os.path.abspath(a.bin), proj, not a.no_tests)
+        got = findings(os.path.abspath(a.bin), proj, a.include_tests)
         rel = os.path.relpath(proj, a.root)
         for k in exp & got:
             per[k[2]][0] += 1

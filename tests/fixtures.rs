@@ -2,7 +2,8 @@
 //!
 //! Each directory under `fixtures/` that holds sources is linted as one project (so helpers
 //! and registrations in sibling files are seen), with every rule enabled and test sources
-//! included. A line ending in `// expect: IDEM001` (or several codes, comma-separated) must be
+//! skipped, as a user runs it (a fixture may hold a test file or a `#[cfg(test)]` module as a
+//! trap). A line ending in `// expect: IDEM001` (or several codes, comma-separated) must be
 //! reported with exactly those codes; every other line must be clean. `// todo-expect: CODE`
 //! marks a known miss and `// todo-ok: CODE` a known false alarm: both are listed, and both
 //! fail once they stop being true, so they never pass silently forever.
