@@ -418,8 +418,23 @@ impl<'p> Flow<'p> {
         if self.p.count_named(name) == 0 {
             return Vec::new();
         }
+        self.call_targets_agree(at, receiver, name, args).0
+    }
+
+    /// [`Self::call_targets`], and whether all of them must agree for a conclusion: a call
+    /// through an interface, whose implementations are all possible and only one runs.
+    pub fn call_targets_agree(
+        &self,
+        at: FnRef,
+        receiver: Option<&Expr>,
+        name: &str,
+        args: &[Arg],
+    ) -> (Vec<FnRef>, bool) {
+        if self.p.count_named(name) == 0 {
+            return (Vec::new(), false);
+        }
         let rt = receiver.and_then(|r| self.type_in(at, r));
-        self.callees(at, receiver, rt.as_deref(), name, args).0
+        self.callees(at, receiver, rt.as_deref(), name, args)
     }
 
     /// The declared or constructed type of a receiver expression in `at`, simple name.

@@ -619,7 +619,27 @@ impl<'p> Coord<'p> {
         {
             return Some(Reach::Guarded(self.loc(at, e.span)));
         }
-        let targets = self.flow.call_targets(at, receiver, name, args);
+        let (targets, all_must_agree) = self.flow.call_targets_agree(at, receiver, name, args);
+        // A call through an interface runs one of its implementations: money only when every
+        // one of them moves it (`command.execute()` with a charge and a cancel command).
+        if all_must_agree {
+            let bodies: Vec<FnRef> = targets
+                .iter()
+                .copied()
+                .filter(|t| *t != at && self.p.func(*t).has_body)
+                .collect();
+            if bodies.len() > 1 {
+                let money = bodies
+                    .iter()
+                    .filter(|t| {
+                        matches!(self.through(at, e.span, &[**t]), Some(Reach::Money { .. }))
+                    })
+                    .count();
+                if money > 0 && money < bodies.len() {
+                    return None;
+                }
+            }
+        }
         if !targets.is_empty() {
             match self.through(at, e.span, &targets) {
                 // A helper that takes a lock guards what follows only when its answer is

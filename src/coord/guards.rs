@@ -218,6 +218,11 @@ impl<'p> Coord<'p> {
                 self.find_mark(&items, &atoms, &rwords, money_span.start, true, memo)
                     .filter(|w| helper_charges && w.span == money_span)
             })?;
+        // The write must follow the money on one path: a write in another branch of an `if` or
+        // `match` than the money (`approve` charges, `reject` saves) records nothing it did.
+        if write.at == at && exclusive_branches(&self.p.func(at).body, money_span, write.span) {
+            return None;
+        }
         // A lock or claim before the read, here or in every caller.
         if self.guarded_before(at, read.span.start) || self.callers_guarded(at, 0) {
             return None;
@@ -658,6 +663,31 @@ fn push_lambda<'p>(co: &Coord<'p>, f: FnRef, id: usize, out: &mut Vec<(FnRef, &'
 
 /// Is this branch an early exit (`return`, `continue`, `throw`, `break`, or a short block
 /// ending in one)?
+/// Do `a` and `b` sit in different branches of one `if` / `match` in `body` (only one of them
+/// runs)?
+fn exclusive_branches(body: &[Stmt], a: crate::facts::Span, b: crate::facts::Span) -> bool {
+    let mut yes = false;
+    walk_stmts(body, &mut |e: &Expr| {
+        if yes {
+            return;
+        }
+        let branches: Vec<crate::facts::Span> = match &e.kind {
+            ExprKind::If { then, els, .. } => std::iter::once(then.span)
+                .chain(els.as_ref().map(|x| x.span))
+                .collect(),
+            ExprKind::Match { arms, .. } => arms.iter().map(|m| m.body.span).collect(),
+            _ => return,
+        };
+        let of = |s: crate::facts::Span| branches.iter().position(|br| br.contains(s));
+        if let (Some(i), Some(j)) = (of(a), of(b))
+            && i != j
+        {
+            yes = true;
+        }
+    });
+    yes
+}
+
 /// The call under the unwraps of its result (`repo.findById(id).orElse(null)` -> `repo.findById(id)`).
 fn unwrapped(e: &Expr) -> &Expr {
     let mut cur = e;

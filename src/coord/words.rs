@@ -248,6 +248,8 @@ mod tests {
             "openPayouts",
             "failedCharges",
             "countDueInvoices",
+            "payAccountVerification",
+            "chargeValidation",
         ] {
             assert!(!is_money_name(cat, n), "{n}");
         }
