@@ -6,7 +6,7 @@
 //! (`a + b + c`, `a.b().c().d()`) are walked iteratively, and expression dispatch goes through a
 //! function-pointer table so that each nesting level costs only a few small stack frames.
 
-use super::{Lowerer, clean_type, named_children, span};
+use super::syntax::{Lowerer, clean_type, named_children, span};
 use crate::facts::{
     Annotation, Arg, Binding, Catch, Expr, ExprKind, FnId, FnKind, Function, Lang, LoopKind,
     MatchArm, Param, Span, Stmt, Text, TypeDecl, TypeId, TypeKind, simple_name,
@@ -76,7 +76,7 @@ struct Fields {
 fn fields() -> &'static Fields {
     static FIELDS: OnceLock<Fields> = OnceLock::new();
     FIELDS.get_or_init(|| {
-        let lang = super::language(Lang::Java);
+        let lang = super::syntax::language(Lang::Java);
         let id = |name: &str| lang.field_id_for_name(name).map_or(0, |f| f.get());
         Fields {
             alternative: id("alternative"),
@@ -241,7 +241,7 @@ fn expr_handler(kind: &str) -> H {
 fn kind_table() -> &'static [H] {
     static TABLE: OnceLock<Vec<H>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let lang = super::language(Lang::Java);
+        let lang = super::syntax::language(Lang::Java);
         (0..lang.node_kind_count())
             .map(|id| {
                 u16::try_from(id)
@@ -258,7 +258,7 @@ type LowerFn<'a, 's> = for<'t> fn(&mut Cx<'a, 's>, Node<'t>) -> Expr;
 fn is_comment(n: Node) -> bool {
     static IDS: OnceLock<[u16; 2]> = OnceLock::new();
     let ids = IDS.get_or_init(|| {
-        let lang = super::language(Lang::Java);
+        let lang = super::syntax::language(Lang::Java);
         [
             lang.id_for_node_kind("line_comment", true),
             lang.id_for_node_kind("block_comment", true),

@@ -12,7 +12,7 @@
 //! - `interface I { fun f() }` on one line puts the member in an ERROR node; class bodies lower
 //!   declarations found inside ERROR nodes as members.
 
-use super::{Lowerer, clean_type, span};
+use super::syntax::{Lowerer, clean_type, span};
 use crate::facts::{
     Annotation, Arg, Binding, Catch, Expr, ExprKind, FnId, FnKind, Function, LoopKind, MatchArm,
     Param, Span, Stmt, Text, TypeDecl, TypeId, TypeKind, simple_name,

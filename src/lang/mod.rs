@@ -5,13 +5,12 @@ pub mod java;
 pub mod kotlin;
 mod kotlin_patch;
 pub mod rust;
+pub mod syntax;
 
-use crate::facts::{FileFacts, FnId, Function, Lang, Span, TypeDecl, TypeId};
+pub use syntax::{Lowerer, MAX_DEPTH, clean_type, language, named_children, span};
+
+use crate::facts::{FileFacts, Lang, Span};
 use tree_sitter::{Node, Parser, Tree};
-
-/// Deepest syntax nesting the front ends follow. Deeper subtrees are skipped (and a syntax
-/// note recorded) so that hostile input cannot overflow the stack.
-pub const MAX_DEPTH: usize = 600;
 
 /// Result of parsing and lowering one file.
 pub struct Parsed {
@@ -20,14 +19,6 @@ pub struct Parsed {
     pub has_errors: bool,
     /// True when some subtree was deeper than [`MAX_DEPTH`] and was not analysed.
     pub too_deep: bool,
-}
-
-pub fn language(lang: Lang) -> tree_sitter::Language {
-    match lang {
-        Lang::Java => tree_sitter_java::LANGUAGE.into(),
-        Lang::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
-        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-    }
 }
 
 /// Wall-clock budget for parsing one file, at most: pathological input stops here with a notice
@@ -117,84 +108,6 @@ fn collect_errors(root: Node, out: &mut Vec<Span>) {
             }
         }
     }
-}
-
-pub fn span(node: Node) -> Span {
-    Span::new(node.start_byte(), node.end_byte())
-}
-
-/// Shared state for a front end while it lowers one file.
-pub struct Lowerer<'s> {
-    pub src: &'s str,
-    pub facts: FileFacts,
-    depth: usize,
-    /// Set when a subtree was cut at [`MAX_DEPTH`].
-    pub too_deep: bool,
-}
-
-impl<'s> Lowerer<'s> {
-    pub fn new(src: &'s str) -> Self {
-        Lowerer {
-            src,
-            facts: FileFacts::default(),
-            depth: 0,
-            too_deep: false,
-        }
-    }
-
-    /// Source text of a node ("" if the node's range is not on char boundaries).
-    pub fn text(&self, node: Node) -> &'s str {
-        self.src
-            .get(node.start_byte()..node.end_byte())
-            .unwrap_or("")
-    }
-
-    /// Enter one level of nesting; returns false (and records it) past [`MAX_DEPTH`]. Every
-    /// recursive lowering function calls this first and [`Lowerer::leave`] when it returns.
-    pub fn enter(&mut self) -> bool {
-        if self.depth >= MAX_DEPTH {
-            self.too_deep = true;
-            return false;
-        }
-        self.depth += 1;
-        true
-    }
-
-    pub fn leave(&mut self) {
-        self.depth = self.depth.saturating_sub(1);
-    }
-
-    /// Reserves a function slot (so nested lambdas can name their parent before the parent is
-    /// complete) and returns its id.
-    pub fn add_fn(&mut self, f: Function) -> FnId {
-        self.facts.functions.push(f);
-        self.facts.functions.len() - 1
-    }
-
-    pub fn add_type(&mut self, t: TypeDecl) -> TypeId {
-        self.facts.types.push(t);
-        self.facts.types.len() - 1
-    }
-}
-
-/// Named children of a node, collected (tree-sitter cursors make borrowing awkward).
-pub fn named_children(node: Node) -> Vec<Node> {
-    let mut c = node.walk();
-    node.named_children(&mut c).collect()
-}
-
-/// Strips generic arguments and whitespace/nullability from a type as written:
-/// `List<String>` -> `List`, `Foo?` -> `Foo`, `&mut Bar<'a>` -> `Bar`, `dyn Middleware` -> `Middleware`.
-pub fn clean_type(t: &str) -> String {
-    let t = t.trim();
-    let t = t.split('<').next().unwrap_or(t);
-    let t = t
-        .trim_start_matches('&')
-        .trim_start_matches("mut ")
-        .trim_start_matches("dyn ")
-        .trim_start_matches("impl ")
-        .trim();
-    t.trim_end_matches(['?', '!']).trim().to_string()
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! bodies (which tree-sitter leaves as token trees) are parsed with `syn` in
 //! [`rust_macro`] so the values inside `format!`, `json!`, `tokio::select!` .. are seen.
 
-use super::{Lowerer, clean_type, span};
+use super::syntax::{Lowerer, clean_type, span};
 use crate::facts::{
     Annotation, Arg, Binding, Expr, ExprKind, FnId, FnKind, Function, LoopKind, MatchArm, Param,
     Span, Stmt, Text, TypeDecl, TypeId, TypeKind,
