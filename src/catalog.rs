@@ -637,7 +637,7 @@ impl Catalog {
 
     /// The built-in catalogue plus a configuration's extensions. The result lives for the
     /// rest of the process (one per run).
-    pub fn extended(ext: &crate::config::CatalogExtension) -> &'static Catalog {
+    pub fn extended(ext: &crate::catalog_ext::CatalogExtension) -> &'static Catalog {
         let empty = ext.idempotency_headers.is_empty()
             && ext.nondeterministic_sources.is_empty()
             && ext.interceptors.is_empty()

@@ -7,6 +7,7 @@
 
 pub mod baseline;
 pub mod catalog;
+pub mod catalog_ext;
 pub mod config;
 pub mod config_values;
 pub mod coord;

@@ -2,7 +2,7 @@
 //! money moves, then a write marks the same thing done, with no lock or atomic claim: every
 //! replica (or concurrent run) reads "not done" before any of them writes.
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::coord::{Coord, Reach, guards::CheckThenAct};
 use crate::finding::{Finding, Label};
 use rayon::prelude::*;
@@ -58,7 +58,7 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
                 m.what, write.what
             ),
             labels,
-            note: super::money_call_keyed(co, &m).then(|| super::KEYED_RACE.to_string()),
+            note: super::ctx::money_call_keyed(co, &m).then(|| super::ctx::KEYED_RACE.to_string()),
             help: "make the check and the claim one atomic step before charging: `INSERT .. ON CONFLICT DO NOTHING` (or `UPDATE .. WHERE status = 'PENDING'`) and charge only if a row was written, or hold a distributed lock (pg_try_advisory_lock, ShedLock, Redisson) around the check, the charge and the write".into(),
             symbol: ctx.symbol(read.at),
             origin: None,

@@ -2,7 +2,7 @@
 //! inside an HTTP interceptor, middleware or filter body, so each attempt that runs the body
 //! sends a different key.
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::finding::{Finding, Label};
 use crate::flow::{FlowKind, KeyFlow};
 use crate::hash::HashSet;

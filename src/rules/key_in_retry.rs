@@ -3,7 +3,7 @@
 //! `@Retryable` method, a callback that sends again, a retry loop), either written there
 //! (IDEM002) or made by a project function called there (IDEM003).
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::finding::{Finding, Label};
 use crate::flow::{FlowKind, KeyFlow};
 use crate::hash::HashSet;

@@ -3,7 +3,7 @@
 //! restart, a second replica or a retry above the call. Reported only where no other rule
 //! (IDEM001 interceptors, retry scopes) applies.
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::finding::{Finding, Label};
 use crate::flow::{Flow, FlowKind, KeyFlow};
 use crate::hash::HashSet;

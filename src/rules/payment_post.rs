@@ -2,7 +2,7 @@
 //! payment SDK money call, sent with no idempotency key, so a resend after a lost response
 //! pays twice. (A keyless SDK call inside a retry scope is IDEM002's.)
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::coord::Coord;
 use crate::finding::{Finding, Label};
 use crate::hash::HashSet;

@@ -2,7 +2,7 @@
 //! replica) whose job reaches a money-moving call with no distributed lock or atomic claim
 //! before the money moves.
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::coord::{Coord, Reach};
 use crate::finding::{Finding, Label};
 use crate::hash::HashSet;
@@ -47,10 +47,10 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
                 job.how, money.what, job.why
             ),
             labels,
-            note: Some(if super::money_call_keyed(co, &money) {
+            note: Some(if super::ctx::money_call_keyed(co, &money) {
                 format!(
                     "{}; an idempotency key made in each replica (a fresh UUID per run) does not help: every replica makes a different one",
-                    super::KEYED_RACE
+                    super::ctx::KEYED_RACE
                 )
             } else {
                 "an idempotency key made in each replica (a fresh UUID per run) does not help: every replica makes a different one. A key derived from the business operation makes the provider settle the race, but only within its retention window (24 hours at Stripe) and only if every replica sends an identical request; a \"done already?\" read does not help either: all replicas read before any of them writes".into()

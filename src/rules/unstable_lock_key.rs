@@ -2,7 +2,7 @@
 //! name of a distributed lock. Every replica then takes a different lock, so the lock
 //! excludes nobody.
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::catalog::SourceKind;
 use crate::coord::Coord;
 use crate::facts::{Expr, ExprKind};
