@@ -11,7 +11,7 @@
 //! framework, an interceptor instance kept in a bean); the caller then falls back to the client
 //! family, as before.
 
-use super::{local_binding, peel};
+use super::syntax::{local_binding, peel};
 use crate::catalog::{Catalog, InterceptorEntry};
 use crate::facts::{Binding, Expr, ExprKind, FnKind, Span, Stmt, TypeId, simple_name};
 use crate::flow::Flow;
@@ -282,7 +282,7 @@ impl<'a, 'p> Clients<'a, 'p> {
                             span: f.span,
                         });
                         // What it returns from elsewhere (`return stripe;`, a field).
-                        for r in super::returned_exprs(f).into_iter().map(peel) {
+                        for r in super::syntax::returned_exprs(f).into_iter().map(peel) {
                             let follow = is_value(r) || matches!(r.kind, ExprKind::Call { .. });
                             if follow && !self.value(t.unit, Some(*t), r, depth + 1, out) {
                                 return false;
@@ -632,7 +632,7 @@ impl<'a, 'p> Clients<'a, 'p> {
                 .iter()
                 .find(|a| a.name.as_deref() == Some(param.name.as_str()));
             let positional = || {
-                let k = super::param_to_arg(self.p, f, recv, i)?;
+                let k = super::syntax::param_to_arg(self.p, f, recv, i)?;
                 args.get(k).filter(|a| a.name.is_none())
             };
             let Some(a) = named.or_else(positional) else {
@@ -719,7 +719,7 @@ impl<'a, 'p> Clients<'a, 'p> {
             span: f.span,
         });
         Some(
-            super::returned_exprs(f)
+            super::syntax::returned_exprs(f)
                 .into_iter()
                 .map(peel)
                 .all(|r| !is_value(r) || self.value(bean.unit, Some(*bean), r, depth + 1, out)),
@@ -910,7 +910,9 @@ impl<'a, 'p> Clients<'a, 'p> {
                     }
                     // Gathered first: the statement it is in registers them, unless the
                     // collection is kept in a local or field.
-                    match at.and_then(|f| super::innermost_stmt(&self.p.func(f).body, e.span)) {
+                    match at
+                        .and_then(|f| super::syntax::innermost_stmt(&self.p.func(f).body, e.span))
+                    {
                         Some(Stmt::Expr(s)) => regions.push(Region {
                             unit: u,
                             span: s.span,

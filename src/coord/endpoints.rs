@@ -6,8 +6,8 @@
 //! templates, `format!`/`String.format` and project helpers that build a URL from a parameter
 //! are followed. The shape is matched against the catalogue's endpoint paths.
 
+use super::syntax::{field_binding, innermost_stmt, local_binding, peel, stmt_exprs};
 use super::words::has;
-use super::{field_binding, innermost_stmt, local_binding, peel, stmt_exprs};
 
 use super::sdk_params::Callers;
 use crate::catalog::Catalog;
@@ -412,7 +412,7 @@ impl<'p> Shaper<'p> {
                     for piece in inner {
                         match piece {
                             Piece::Param(i) => {
-                                match super::param_to_arg(self.p, callee, receiver_e, i)
+                                match super::syntax::param_to_arg(self.p, callee, receiver_e, i)
                                     .and_then(|j| args.get(j))
                                 {
                                     Some(a) => self.shape(unit, Some(at), &a.value, depth + 1, out),
@@ -666,7 +666,7 @@ impl<'p> Shaper<'p> {
 
 /// The expression a function returns when it has one `return` or an expression body.
 pub(crate) fn returned_expr(p: &Project, f: FnRef) -> Option<&Expr> {
-    match super::returned_exprs(p.func(f)).as_slice() {
+    match super::syntax::returned_exprs(p.func(f)).as_slice() {
         [one] => Some(one),
         _ => None,
     }
@@ -1375,8 +1375,9 @@ impl<'p> Finder<'_, 'p> {
             let ExprKind::Call { receiver, args, .. } = &call.kind else {
                 continue;
             };
-            let Some(arg_i) = super::param_to_arg(self.p, h.f, receiver.as_deref(), h.param)
-                .filter(|&j| j < args.len())
+            let Some(arg_i) =
+                super::syntax::param_to_arg(self.p, h.f, receiver.as_deref(), h.param)
+                    .filter(|&j| j < args.len())
             else {
                 continue;
             };
@@ -1592,7 +1593,7 @@ impl<'p> Finder<'_, 'p> {
         let positional: Vec<&crate::facts::Arg> =
             args.iter().filter(|a| a.name.is_none()).collect();
         // A Rust method's `self` is the receiver, not an argument.
-        let Some(j) = super::param_to_arg(self.p, f, receiver, i) else {
+        let Some(j) = super::syntax::param_to_arg(self.p, f, receiver, i) else {
             return false;
         };
         match positional.get(j) {

@@ -2,34 +2,13 @@
 //! project helpers it calls (in any file), what comes first: a guard (distributed lock,
 //! atomic claim, leader check) or money moving?
 
+use super::Coord;
+use super::reach::{Loc, Reach};
+use super::syntax::named_fn;
 use super::words::{is_leader_name, is_lock_name, is_money_name, is_payment_port_call};
-use super::{Coord, named_fn};
 use crate::facts::{Expr, ExprKind, Span, simple_name};
 use crate::hash::HashMap;
 use crate::project::FnRef;
-
-/// Where something happened: function, span, source text.
-#[derive(Clone, Debug)]
-pub struct Loc {
-    pub at: FnRef,
-    pub span: Span,
-    pub what: String,
-}
-
-/// The first decisive thing on a path.
-#[derive(Clone, Debug)]
-pub enum Reach {
-    Nothing,
-    Guarded(Loc),
-    /// Money moves: where, and the calls leading there (outermost first). `by_name`: known
-    /// only from the called method's name (`chargeCustomer`), not from an SDK call or a POST to
-    /// a payment endpoint; such evidence is followed only a few calls deep.
-    Money {
-        at: Loc,
-        path: Vec<Loc>,
-        by_name: bool,
-    },
-}
 
 /// How many project calls deep a money-like *name* still counts as money moving.
 const MAX_NAME_DEPTH: usize = 3;
@@ -325,7 +304,7 @@ impl<'p> Coord<'p> {
     ) -> Reach {
         let mut items: Vec<(FnRef, &'p Expr)> = Vec::new();
         for s in stmts {
-            items.extend(super::stmt_exprs(s).into_iter().map(|e| (at, e)));
+            items.extend(super::syntax::stmt_exprs(s).into_iter().map(|e| (at, e)));
         }
         self.reach_exprs(items, until)
     }
@@ -357,7 +336,7 @@ impl<'p> Coord<'p> {
             // scope functions) as far as ordering goes.
             let start = stack.len();
             match &e.kind {
-                ExprKind::Lambda(id) => stack.extend(super::body_exprs(
+                ExprKind::Lambda(id) => stack.extend(super::syntax::body_exprs(
                     self.p,
                     FnRef {
                         unit: at.unit,
@@ -367,7 +346,7 @@ impl<'p> Coord<'p> {
                 ExprKind::New { body: Some(t), .. } | ExprKind::Object(t) => {
                     let ty = &self.p.units[at.unit].facts.types[*t];
                     for &m in &ty.methods {
-                        stack.extend(super::body_exprs(
+                        stack.extend(super::syntax::body_exprs(
                             self.p,
                             FnRef {
                                 unit: at.unit,
@@ -388,7 +367,7 @@ impl<'p> Coord<'p> {
         let mut out = Vec::new();
         let mut stack: Vec<(FnRef, &'p Expr)> = Vec::new();
         for s in self.p.func(root).body.iter().rev() {
-            for e in super::stmt_exprs(s) {
+            for e in super::syntax::stmt_exprs(s) {
                 stack.push((root, e));
             }
         }
@@ -416,7 +395,7 @@ impl<'p> Coord<'p> {
                 ));
             }
             match &e.kind {
-                ExprKind::Lambda(id) => stack.extend(super::body_exprs(
+                ExprKind::Lambda(id) => stack.extend(super::syntax::body_exprs(
                     self.p,
                     FnRef {
                         unit: at.unit,
@@ -559,7 +538,7 @@ impl<'p> Coord<'p> {
         if let Some(v) = self.const_texts.borrow().get(&key) {
             return v.clone();
         }
-        let text = super::field_binding(self.p, at.unit, Some(at), owner.as_deref(), name)
+        let text = super::syntax::field_binding(self.p, at.unit, Some(at), owner.as_deref(), name)
             .and_then(|(_, b)| b.init.as_ref())
             .and_then(|init| {
                 let mut text = String::new();
@@ -772,7 +751,7 @@ impl<'p> Coord<'p> {
         name: &str,
         arity: usize,
     ) -> Vec<FnRef> {
-        let Some(r) = receiver.map(super::peel) else {
+        let Some(r) = receiver.map(super::syntax::peel) else {
             return Vec::new();
         };
         let ExprKind::Call { name: inner, .. } = &r.kind else {
@@ -946,7 +925,7 @@ impl<'p> Coord<'p> {
     ) -> bool {
         let m = &self.cat.coord.money;
         // Builder setters (`Metadata.builder().chargeAmount(..)`) set fields.
-        let mut cur = receiver.map(super::peel);
+        let mut cur = receiver.map(super::syntax::peel);
         while let Some(x) = cur {
             match &x.kind {
                 ExprKind::Call { name, receiver, .. } => {
@@ -956,7 +935,7 @@ impl<'p> Coord<'p> {
                     ) {
                         return false;
                     }
-                    cur = receiver.as_deref().map(super::peel);
+                    cur = receiver.as_deref().map(super::syntax::peel);
                 }
                 ExprKind::New { ty, .. } if ty.ends_with("Builder") => return false,
                 _ => cur = None,
@@ -969,7 +948,7 @@ impl<'p> Coord<'p> {
         if m.sdk_methods.iter().any(|s| s == name)
             && let Some(r) = receiver
         {
-            let mut cur = Some(super::peel(r));
+            let mut cur = Some(super::syntax::peel(r));
             while let Some(x) = cur {
                 match &x.kind {
                     ExprKind::Name(_) | ExprKind::Field { .. } => {
@@ -987,7 +966,7 @@ impl<'p> Coord<'p> {
                         if m.sdk_types.iter().any(|t| t == name) {
                             return true;
                         }
-                        cur = receiver.as_deref().map(super::peel);
+                        cur = receiver.as_deref().map(super::syntax::peel);
                     }
                     _ => cur = None,
                 }
@@ -1017,7 +996,7 @@ impl<'p> Coord<'p> {
         }
         self.is_sdk_money_call(receiver, name, args) || {
             // Builder setters (`Metadata.builder().chargeAmount(..)`) set fields.
-            let mut cur = receiver.map(super::peel);
+            let mut cur = receiver.map(super::syntax::peel);
             let mut builder = false;
             while let Some(x) = cur {
                 match &x.kind {
@@ -1028,7 +1007,7 @@ impl<'p> Coord<'p> {
                         ) {
                             builder = true;
                         }
-                        cur = receiver.as_deref().map(super::peel);
+                        cur = receiver.as_deref().map(super::syntax::peel);
                     }
                     ExprKind::New { ty, .. } if ty.ends_with("Builder") => {
                         builder = true;
@@ -1082,7 +1061,7 @@ impl<'p> Coord<'p> {
         {
             return true;
         }
-        let r = super::peel(r);
+        let r = super::syntax::peel(r);
         // The binding the receiver names: its initialiser decides, then its type.
         let var = match &r.kind {
             ExprKind::Name(n) => Some(n.as_str()),
@@ -1092,14 +1071,14 @@ impl<'p> Coord<'p> {
             _ => None,
         };
         if let Some(v) = var {
-            let b = super::local_binding(self.p, at, v, usize::MAX).or_else(|| {
-                super::field_binding(self.p, at.unit, Some(at), None, v)
+            let b = super::syntax::local_binding(self.p, at, v, usize::MAX).or_else(|| {
+                super::syntax::field_binding(self.p, at.unit, Some(at), None, v)
                     .filter(|(u, _)| *u == at.unit)
                     .map(|(_, b)| b)
             });
             if let Some(b) = b {
                 if let Some(init) = &b.init {
-                    let init = super::peel(init);
+                    let init = super::syntax::peel(init);
                     let ctor = match &init.kind {
                         ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
                         ExprKind::Call { name, receiver, .. } => Some(if name == "new" {
@@ -1133,7 +1112,7 @@ impl<'p> Coord<'p> {
 /// A call handing work to run inside it: a lambda, method reference or object argument.
 fn runs_work(e: &Expr) -> bool {
     matches!(&e.kind, ExprKind::Call { args, .. } if args.iter().any(|a| matches!(
-        super::peel(&a.value).kind,
+        super::syntax::peel(&a.value).kind,
         ExprKind::Lambda(_) | ExprKind::MethodRef { .. } | ExprKind::Object(_)
     ) || matches!(&a.value.kind, ExprKind::Cast { expr, .. } if matches!(expr.kind, ExprKind::MethodRef { .. } | ExprKind::Lambda(_)))))
 }
@@ -1141,7 +1120,7 @@ fn runs_work(e: &Expr) -> bool {
 /// Where a call chain starts: `amounts` in `amounts.plusFees(..).plusPenalties(..)`,
 /// `new T(..)` in `new T(..).a(..).b(..)` (parentheses and casts peeled).
 fn chain_root(e: &Expr) -> &Expr {
-    super::chain_links(e).last().unwrap_or(e)
+    super::syntax::chain_links(e).last().unwrap_or(e)
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! Check-then-act: `if (alreadyDone(period)) return; charge(..); markDone(period);` with no
 //! lock or atomic claim around it (IDEM005).
 
-use super::events::Loc;
+use super::Coord;
+use super::reach::Loc;
+use super::reach::Reach;
+use super::syntax::{named_fn, peel};
 use super::words::{has, is_lock_name, is_money_name, is_write_name};
-use super::{Coord, Reach, named_fn, peel};
 use crate::facts::{Expr, ExprKind, Stmt};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, walk_expr, walk_stmts};
@@ -166,7 +168,7 @@ impl<'p> Coord<'p> {
         // `invoice.isPaid()` .. `repo.markPaid(invoiceId)`; also through an unwrap
         // (`repo.findById(invoiceId).orElse(null)`, `.orElseThrow()`, `?`).
         for a in atoms.clone() {
-            if let Some(b) = super::local_binding(self.p, at, &a, read.span.start)
+            if let Some(b) = super::syntax::local_binding(self.p, at, &a, read.span.start)
                 && let Some(init) = &b.init
                 && let ExprKind::Call { args, .. } = &unwrapped(peel(init)).kind
             {
@@ -183,7 +185,7 @@ impl<'p> Coord<'p> {
         }
         let items: Vec<(FnRef, &'p Expr)> = rest
             .iter()
-            .flat_map(|s| super::stmt_exprs(s))
+            .flat_map(|s| super::syntax::stmt_exprs(s))
             .map(|e| (at, e))
             .collect();
         let money = self.reach_exprs(items.clone(), None);
@@ -275,7 +277,7 @@ impl<'p> Coord<'p> {
         }
         if found.is_none()
             && let Some((n, pos)) = names.first()
-            && let Some(b) = super::local_binding(self.p, at, n, *pos)
+            && let Some(b) = super::syntax::local_binding(self.p, at, n, *pos)
             && let Some(init) = &b.init
         {
             walk_expr(init, &mut |x| {
@@ -359,8 +361,8 @@ impl<'p> Coord<'p> {
         let Some(root) = root_name(r) else {
             return false;
         };
-        let Some(init) =
-            super::local_binding(self.p, at, &root, read.span.start).and_then(|b| b.init.as_ref())
+        let Some(init) = super::syntax::local_binding(self.p, at, &root, read.span.start)
+            .and_then(|b| b.init.as_ref())
         else {
             return false;
         };
@@ -435,7 +437,7 @@ impl<'p> Coord<'p> {
                             }
                             let params = self.writes_params(t, 0, memo);
                             if params.iter().any(|&j| {
-                                super::param_to_arg(self.p, t, receiver.as_deref(), j)
+                                super::syntax::param_to_arg(self.p, t, receiver.as_deref(), j)
                                     .and_then(|j| args.get(j))
                                     .is_some_and(|a| !atoms_of(&a.value).is_disjoint(atoms))
                             }) {
@@ -527,9 +529,13 @@ impl<'p> Coord<'p> {
                                     continue;
                                 }
                                 for j in self.writes_params(t, depth + 1, memo) {
-                                    if let Some(a) =
-                                        super::param_to_arg(self.p, t, receiver.as_deref(), j)
-                                            .and_then(|j| args.get(j))
+                                    if let Some(a) = super::syntax::param_to_arg(
+                                        self.p,
+                                        t,
+                                        receiver.as_deref(),
+                                        j,
+                                    )
+                                    .and_then(|j| args.get(j))
                                     {
                                         named.extend(atoms_of(&a.value));
                                     }
@@ -652,7 +658,7 @@ fn self_loc(co: &Coord, f: FnRef, x: &Expr) -> Loc {
 }
 
 fn push_lambda<'p>(co: &Coord<'p>, f: FnRef, id: usize, out: &mut Vec<(FnRef, &'p Expr)>) {
-    out.extend(super::body_exprs(
+    out.extend(super::syntax::body_exprs(
         co.p,
         FnRef {
             unit: f.unit,
@@ -930,7 +936,7 @@ fn is_request_building(co: &Coord, at: FnRef, receiver: Option<&Expr>, name: &st
                     .any(|b| crate::facts::simple_name(ty).ends_with(b));
             }
             ExprKind::Name(n) => {
-                let ty = super::local_binding(co.p, at, n, usize::MAX).and_then(|b| {
+                let ty = super::syntax::local_binding(co.p, at, n, usize::MAX).and_then(|b| {
                     b.ty.clone().or_else(|| {
                         b.init.as_ref().and_then(|i| match &peel(i).kind {
                             ExprKind::New { ty, .. } => Some(ty.to_string()),
@@ -1012,7 +1018,7 @@ fn under_not(cond: &Expr, read: crate::facts::Span, co: &Coord, at: FnRef) -> bo
                 yes = true;
             }
             if let ExprKind::Name(n) = &peel(operand).kind
-                && super::local_binding(co.p, at, n, x.span.start)
+                && super::syntax::local_binding(co.p, at, n, x.span.start)
                     .and_then(|b| b.init.as_ref())
                     .is_some_and(|i| i.span.contains(read))
             {

@@ -1,7 +1,8 @@
 //! Per-process schedulers: code that runs on a timer, at start-up, or in a sleep loop, in every
 //! replica of the service.
 
-use super::{Coord, named_fn, peel};
+use super::Coord;
+use super::syntax::{named_fn, peel};
 use crate::facts::{Expr, ExprKind, FnKind, LoopKind, Span, simple_name};
 use crate::project::{FnRef, TypeRef, walk_expr, walk_stmts};
 
@@ -522,11 +523,11 @@ impl<'p> Coord<'p> {
             _ => return false,
         };
         bodies.into_iter().any(|g| {
-            self.p
-                .func(g)
-                .body
-                .iter()
-                .any(|st| super::stmt_exprs(st).into_iter().any(|x| timer_loop(g, x)))
+            self.p.func(g).body.iter().any(|st| {
+                super::syntax::stmt_exprs(st)
+                    .into_iter()
+                    .any(|x| timer_loop(g, x))
+            })
         })
     }
 
@@ -579,7 +580,7 @@ impl<'p> Coord<'p> {
 
     /// The first guard or money event of a job.
     pub fn job_reach(&self, job: &Job<'p>) -> super::Reach {
-        use super::Reach;
+        use super::reach::Reach;
         for f in &job.entry_fns {
             match self.reach_fn(*f) {
                 Reach::Nothing => {}
@@ -694,7 +695,7 @@ impl<'p> Coord<'p> {
                             f: id,
                         };
                         if self.p.func(lf).body.iter().any(|st| {
-                            super::stmt_exprs(st)
+                            super::syntax::stmt_exprs(st)
                                 .into_iter()
                                 .any(|z| self.has_sleep(lf, z, false))
                         }) {
@@ -708,7 +709,7 @@ impl<'p> Coord<'p> {
                         f: *id,
                     };
                     for st in &self.p.func(lf).body {
-                        for z in super::stmt_exprs(st) {
+                        for z in super::syntax::stmt_exprs(st) {
                             exprs.push((lf, z));
                         }
                     }
@@ -734,7 +735,7 @@ impl<'p> Coord<'p> {
         fns.into_iter().take(8).any(|g| {
             self.p.func(g).has_body
                 && self.p.func(g).body.iter().any(|st| {
-                    super::stmt_exprs(st)
+                    super::syntax::stmt_exprs(st)
                         .into_iter()
                         .any(|x| self.sleeps_in_loop(g, x, depth + 1))
                 })
@@ -806,7 +807,7 @@ impl<'p> Coord<'p> {
                         if self.p.func(g).has_body && !inlined.contains(&g) {
                             inlined.push(g);
                             for st in &self.p.func(g).body {
-                                for z in super::stmt_exprs(st) {
+                                for z in super::syntax::stmt_exprs(st) {
                                     stack.push((g, z));
                                 }
                             }
@@ -823,7 +824,7 @@ impl<'p> Coord<'p> {
                         f: *id,
                     };
                     for st in &self.p.func(lf).body {
-                        for z in super::stmt_exprs(st) {
+                        for z in super::syntax::stmt_exprs(st) {
                             stack.push((lf, z));
                         }
                     }

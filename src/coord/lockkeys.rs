@@ -3,7 +3,8 @@
 //! `LockConfiguration` names, Curator paths, Redis `SET NX` keys, and project lock helpers'
 //! key parameters.
 
-use super::{Coord, peel};
+use super::Coord;
+use super::syntax::peel;
 use crate::catalog::contains_ignore_ascii_case;
 use crate::facts::{Arg, Expr, ExprKind, Span, simple_name};
 use crate::hash::{HashMap, HashSet};
@@ -246,7 +247,7 @@ impl<'p> Coord<'p> {
                     if depth < 3 {
                         for t in with_body {
                             for j in self.lock_key_params(t, memo, helpers, depth + 1) {
-                                if let Some(a) = super::param_to_arg(self.p, t, receiver, j)
+                                if let Some(a) = super::syntax::param_to_arg(self.p, t, receiver, j)
                                     .and_then(|j| args.get(j))
                                 {
                                     push(&a.value, format!("{name}(..)"));
@@ -328,7 +329,7 @@ impl<'p> Coord<'p> {
             return true;
         }
         if let ExprKind::Name(n) = &peel(e).kind
-            && let Some(b) = super::local_binding(self.p, at, n, e.span.start)
+            && let Some(b) = super::syntax::local_binding(self.p, at, n, e.span.start)
         {
             return b.init.as_ref().is_some_and(is_ctor)
                 || b.ty

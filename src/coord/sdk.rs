@@ -7,7 +7,7 @@
 //! project class named `Charge` or `Refund` is not Stripe's.
 
 use super::sdk_params::{Callers, Found, ParamsFinder, Path};
-use super::{local_binding, peel};
+use super::syntax::{local_binding, peel};
 use crate::catalog::{Catalog, Sdk, SdkCall, SdkStyle};
 use crate::facts::{Expr, ExprKind, Lang, Span, simple_name};
 use crate::flow::Flow;

@@ -6,8 +6,8 @@
 //! default_incomplete, an Adyen payment of a zero amount (a card stored, nothing charged), or a
 //! charge from a single-use token (a repeat fails instead of charging again).
 
+use super::syntax::{chain_links, local_binding, param_to_arg, peel};
 use super::words::words;
-use super::{chain_links, local_binding, param_to_arg, peel};
 use crate::catalog::ParamCondition;
 use crate::facts::{Expr, ExprKind, Span};
 use crate::flow::Flow;

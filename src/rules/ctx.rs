@@ -98,10 +98,7 @@ impl<'p> Ctx<'p> {
 /// idempotency key. The rule still reports the path (the race runs every other side effect
 /// twice, and a key settles it only for identical requests within the provider's retention
 /// window); the finding says so.
-pub(crate) fn money_call_keyed(
-    co: &crate::coord::Coord,
-    money: &crate::coord::events::Loc,
-) -> bool {
+pub(crate) fn money_call_keyed(co: &crate::coord::Coord, money: &crate::coord::reach::Loc) -> bool {
     co.shared
         .posts
         .at_site(money.at.unit, money.span)
