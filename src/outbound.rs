@@ -753,15 +753,9 @@ impl<'p> Walk<'_, 'p> {
                     ..
                 }) if !followed => {
                     followed = true;
-                    let mut init = None;
-                    for a in self.p.ancestors(g) {
-                        crate::flow::walk_lets(&self.p.func(a).body, &mut |b| {
-                            if init.is_none() && b.name == *n {
-                                init = b.init.as_ref();
-                            }
-                        });
-                    }
-                    match init {
+                    let binding =
+                        crate::coord::syntax::local_binding(self.p, g, n, call.span.start);
+                    match binding.and_then(|b| b.init.as_ref()) {
                         Some(i) if matches!(i.kind, ExprKind::Call { .. }) => e = i,
                         _ => return false,
                     }

@@ -547,16 +547,7 @@ impl<'p> Shaper<'p> {
                 (None, ExprKind::Str(s)) => Some(s.as_str()),
                 _ => None,
             })?;
-        let prop = name
-            .strip_prefix("get")
-            .filter(|r| r.starts_with(|c: char| c.is_ascii_uppercase()))
-            .map(|r| {
-                let mut c = r.chars();
-                c.next()
-                    .map(|f| f.to_ascii_lowercase().to_string() + c.as_str())
-                    .unwrap_or_default()
-            })
-            .unwrap_or_else(|| name.to_string());
+        let prop = super::syntax::getter_property(name).unwrap_or_else(|| name.to_string());
         let kebab: String = prop
             .chars()
             .flat_map(|c| {

@@ -761,20 +761,16 @@ impl<'p> Coord<'p> {
             });
             yes
         };
-        let bound_to_ticks = |name: &str| {
-            let mut yes = false;
-            crate::flow::walk_lets(&self.p.func(at).body, &mut |b| {
-                if b.name == name && b.init.as_ref().is_some_and(makes_ticks) {
-                    yes = true;
-                }
-            });
-            yes
+        let bound_to_ticks = |name: &str, pos: usize| {
+            super::syntax::local_binding(self.p, at, name, pos)
+                .and_then(|b| b.init.as_ref())
+                .is_some_and(makes_ticks)
         };
         header.iter().any(|h| {
             let mut yes = false;
             walk_expr(h, &mut |x| match &x.kind {
                 ExprKind::Call { .. } if makes_ticks(x) => yes = true,
-                ExprKind::Name(n) if bound_to_ticks(n) => yes = true,
+                ExprKind::Name(n) if bound_to_ticks(n, x.span.start) => yes = true,
                 _ => {}
             });
             yes

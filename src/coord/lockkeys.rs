@@ -408,13 +408,8 @@ impl<'p> Coord<'p> {
                 } => r,
                 ExprKind::Name(n) if !followed => {
                     followed = true;
-                    let mut init = None;
-                    crate::flow::walk_lets(&self.p.func(at).body, &mut |b| {
-                        if b.name == *n {
-                            init = b.init.as_ref();
-                        }
-                    });
-                    cur = peel(init?);
+                    let init = super::syntax::local_binding(self.p, at, n, cur.span.start)?;
+                    cur = peel(init.init.as_ref()?);
                     if let Some(s) = self.sql_call(cur) {
                         return Some(s);
                     }

@@ -416,17 +416,9 @@ fn chain_has_service(r: &Expr, services: &[String]) -> bool {
 /// Kotlin reads a Java getter as a property: `paypal.paymentsController` is
 /// `getPaymentsController()`, `client.paymentsApi` is `getPaymentsApi()`.
 fn is_service_property(services: &[String], name: &str) -> bool {
-    services.iter().any(|s| {
-        s.strip_prefix("get").is_some_and(|rest| {
-            let mut c = rest.chars();
-            c.next().is_some_and(|f| {
-                f.is_ascii_uppercase()
-                    && name.len() == rest.len()
-                    && name.starts_with(f.to_ascii_lowercase())
-                    && name[1..] == *c.as_str()
-            })
-        })
-    })
+    services
+        .iter()
+        .any(|s| super::syntax::getter_property(s).is_some_and(|p| p == name))
 }
 
 /// The span of the method name of call `e` (`create` in `PaymentIntent.create(params)`): the

@@ -40,6 +40,15 @@ pub fn local_binding<'p>(p: &'p Project, at: FnRef, name: &str, pos: usize) -> O
     None
 }
 
+/// The property a Java getter reads, as Kotlin and configuration binding name it:
+/// `getPaymentsController` -> `paymentsController`; `None` for a name that is no getter.
+pub fn getter_property(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("get")?;
+    let mut c = rest.chars();
+    let first = c.next().filter(|f| f.is_ascii_uppercase())?;
+    Some(first.to_ascii_lowercase().to_string() + c.as_str())
+}
+
 /// A field or constant named `name` visible from `at` (enclosing types, the file), else the one
 /// field/constant of that name in the project (`Paths.CHARGES` declared in another file).
 pub fn field_binding<'p>(
