@@ -126,23 +126,20 @@ impl Default for Config {
 
 /// Where a configuration lives, looking from `start` upward.
 pub fn find(start: &Path) -> Option<PathBuf> {
-    let mut dir = Some(start);
-    while let Some(d) = dir {
-        for name in ["idemlint.toml", ".idemlint.toml"] {
-            let p = d.join(name);
-            if p.is_file() {
-                return Some(p);
-            }
+    start.ancestors().find_map(in_dir)
+}
+
+/// The configuration file in directory `d` itself, if it has one.
+pub fn in_dir(d: &Path) -> Option<PathBuf> {
+    for name in ["idemlint.toml", ".idemlint.toml"] {
+        let p = d.join(name);
+        if p.is_file() {
+            return Some(p);
         }
-        let cargo = d.join("Cargo.toml");
-        if cargo.is_file()
-            && std::fs::read_to_string(&cargo).is_ok_and(|t| cargo_section(&t).is_some())
-        {
-            return Some(cargo);
-        }
-        dir = d.parent();
     }
-    None
+    let cargo = d.join("Cargo.toml");
+    (cargo.is_file() && std::fs::read_to_string(&cargo).is_ok_and(|t| cargo_section(&t).is_some()))
+        .then_some(cargo)
 }
 
 /// The `[workspace.metadata.idemlint]` / `[package.metadata.idemlint]` table of a Cargo.toml,

@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod catalog_ext;
 pub mod config;
 pub mod config_values;
+pub mod context;
 pub mod coord;
 pub mod diff;
 pub mod discover;
@@ -134,11 +135,52 @@ pub struct Report {
     pub suppression_warnings: Vec<suppress::SuppressionWarning>,
     /// The level each rule reports at in this run.
     pub rule_levels: Vec<(&'static str, config::Level)>,
+    /// Directories inside the scope of a [`lint_project`] run that hold a configuration file of
+    /// their own: each is a project of its own, left out of this run, still to be checked.
+    pub subprojects: Vec<PathBuf>,
 }
 
 impl Report {
     pub fn path(&self, file: usize) -> &Path {
         &self.files[file].path
+    }
+
+    /// Adds the report of another project's run, keeping the order by path, line and rule.
+    pub fn merge(&mut self, other: Report) {
+        let offset = self.files.len();
+        self.files.extend(other.files);
+        let shift = |mut f: ReportFinding| {
+            f.file += offset;
+            for l in &mut f.labels {
+                l.file += offset;
+            }
+            f
+        };
+        self.findings.extend(other.findings.into_iter().map(shift));
+        self.suppressed
+            .extend(other.suppressed.into_iter().map(shift));
+        self.errors.extend(other.errors);
+        self.notices.extend(other.notices);
+        self.files_checked += other.files_checked;
+        self.suppression_warnings.extend(other.suppression_warnings);
+        self.subprojects.extend(other.subprojects);
+        if self.rule_levels.is_empty() {
+            self.rule_levels = other.rule_levels;
+        }
+        let files = &self.files;
+        let order = |a: &ReportFinding, b: &ReportFinding| {
+            (files[a.file].path.as_path(), a.start, a.rule.code, a.end).cmp(&(
+                files[b.file].path.as_path(),
+                b.start,
+                b.rule.code,
+                b.end,
+            ))
+        };
+        self.findings.sort_by(order);
+        self.suppressed.sort_by(order);
+        self.errors.sort_by(|a, b| a.path.cmp(&b.path));
+        self.notices
+            .sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     }
 }
 
@@ -147,9 +189,128 @@ pub fn timings_enabled() -> bool {
     std::env::var_os("IDEMLINT_TIMINGS").is_some()
 }
 
-/// Lints `paths` (files or directories).
+/// Lints `paths` (files or directories), which are the whole context: nothing around them is
+/// read. The command line uses [`lint_project`], which widens named files to their project.
 pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
     let (candidates, walk_errors, configs) = discover::discover_all(paths);
+    lint_discovered(candidates, walk_errors, configs, &[], None, opts)
+}
+
+/// Lints the project at `root` (absolute) as a whole and reports only what lies in `scope`
+/// (absolute paths: named files, and directories whose files are reported). Named files are
+/// checked even where the walk would skip them (ignored, excluded, tests) unless
+/// `force_exclude`; `overrides` replace a file's text (an editor's unsaved buffer, which need not
+/// exist on disk). For each file in scope the findings are those of a run on `root`.
+pub fn lint_project(
+    root: &Path,
+    scope: &context::Scope,
+    overrides: &[(PathBuf, String)],
+    opts: &Options,
+) -> Report {
+    let (mut candidates, mut walk_errors, configs) = discover::discover_all(&[root.to_path_buf()]);
+    // Named paths the walk of the root skipped (ignored, hidden, build output), walked or
+    // named on their own; test files are judged from the project root, as the walk judges them.
+    let mut extra: Vec<PathBuf> = scope
+        .dirs()
+        .iter()
+        .filter(|d| d.as_path() != root)
+        .cloned()
+        .collect();
+    extra.extend(
+        scope
+            .files()
+            .iter()
+            .filter(|f| {
+                candidates
+                    .binary_search_by(|c| c.path.as_path().cmp(f))
+                    .is_err()
+            })
+            .filter(|f| f.exists() || !overrides.iter().any(|(p, _)| p == *f))
+            .cloned(),
+    );
+    if !extra.is_empty() {
+        let (more, errors, _) = discover::discover_all(&extra);
+        walk_errors.extend(errors);
+        candidates.extend(more);
+    }
+    for (path, _) in overrides {
+        if !path.exists() {
+            match facts::Lang::from_path(path) {
+                Some(lang) => candidates.push(discover::Candidate {
+                    path: path.clone(),
+                    lang,
+                    is_test: false,
+                    explicit: true,
+                }),
+                None => walk_errors.push(discover::WalkError {
+                    path: path.clone(),
+                    message: "not a Java, Kotlin or Rust source file (.java, .kt, .kts, .rs)"
+                        .into(),
+                }),
+            }
+        }
+    }
+    candidates.sort_by(|a, b| a.path.cmp(&b.path).then(b.explicit.cmp(&a.explicit)));
+    candidates.dedup_by(|a, b| a.path == b.path);
+    // Directories below the root with a configuration file of their own are projects of
+    // their own: a run on the root leaves them out, and so does a run on a file beside them.
+    let nested = nested_projects(root, candidates.iter().map(|c| c.path.as_path()));
+    let outside = |p: &Path| nested.iter().any(|n| p.starts_with(n));
+    candidates.retain(|c| !outside(&c.path));
+    let configs: Vec<(PathBuf, bool)> = configs.into_iter().filter(|(p, _)| !outside(p)).collect();
+    for c in &mut candidates {
+        c.is_test = discover::is_test_path(c.path.strip_prefix(root).unwrap_or(&c.path));
+        c.explicit = scope.files().binary_search(&c.path).is_ok();
+    }
+    walk_errors.retain(|e| {
+        let p = context::absolute(&e.path, root);
+        scope.contains(&p) && !outside(&p)
+    });
+    let mut report = lint_discovered(
+        candidates,
+        walk_errors,
+        configs,
+        overrides,
+        Some(scope),
+        opts,
+    );
+    report.subprojects = nested
+        .into_iter()
+        .filter(|n| scope.dirs().iter().any(|d| n.starts_with(d)))
+        .collect();
+    report
+}
+
+/// The directories strictly below `root` that hold a configuration file and lie on the way to
+/// one of `files`, outermost first (one inside another is the outer one's business).
+fn nested_projects<'a>(root: &Path, files: impl Iterator<Item = &'a Path>) -> Vec<PathBuf> {
+    let mut dirs: Vec<&Path> = files
+        .flat_map(|f| f.ancestors().skip(1).take_while(|d| *d != root))
+        .filter(|d| d.starts_with(root))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        // Sorted, so an outer directory comes before the ones inside it.
+        if out.iter().any(|o| d.starts_with(o)) {
+            continue;
+        }
+        if config::in_dir(d).is_some() {
+            out.push(d.to_path_buf());
+        }
+    }
+    out
+}
+
+fn lint_discovered(
+    candidates: Vec<discover::Candidate>,
+    walk_errors: Vec<discover::WalkError>,
+    configs: Vec<(PathBuf, bool)>,
+    overrides: &[(PathBuf, String)],
+    scope: Option<&context::Scope>,
+    opts: &Options,
+) -> Report {
     // Configuration the rules read (a clustered Quartz job store, the URL a `@Value` field
     // is configured with); small files only.
     let config_texts: Vec<String> = configs
@@ -161,8 +322,15 @@ pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
         .collect();
     let candidates: Vec<_> = candidates
         .into_iter()
-        .filter(|c| opts.include_tests || c.explicit || !c.is_test)
+        .filter(|c| opts.include_tests || (c.explicit && !opts.force_exclude) || !c.is_test)
         .filter(|c| (c.explicit && !opts.force_exclude) || opts.config.selects(&c.path))
+        .map(|mut c| {
+            // A file named on the command line is checked as production code.
+            if c.explicit && !opts.force_exclude {
+                c.is_test = false;
+            }
+            c
+        })
         .collect();
     let mut report = Report {
         rule_levels: rule_levels(&opts.config),
@@ -175,7 +343,16 @@ pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
             .collect(),
         ..Report::default()
     };
-    let mut run = || lint_candidates(&candidates, &config_texts, opts, &mut report);
+    let mut run = || {
+        lint_candidates(
+            &candidates,
+            &config_texts,
+            overrides,
+            scope,
+            opts,
+            &mut report,
+        )
+    };
     match rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .stack_size(64 << 20)
@@ -206,13 +383,15 @@ pub fn lint_sources(sources: Vec<(PathBuf, String)>, opts: &Options) -> Report {
             }),
         })
         .collect();
-    finish(units, Vec::new(), opts, &mut report);
+    finish(units, Vec::new(), None, opts, &mut report);
     report
 }
 
 fn lint_candidates(
     candidates: &[discover::Candidate],
     config_texts: &[String],
+    overrides: &[(PathBuf, String)],
+    scope: Option<&context::Scope>,
     opts: &Options,
     report: &mut Report,
 ) {
@@ -220,6 +399,9 @@ fn lint_candidates(
     let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = candidates
         .par_iter()
         .map(|c| {
+            if let Some((_, text)) = overrides.iter().find(|(p, _)| *p == c.path) {
+                return Ok(parse_unit(c.path.clone(), text.clone(), c.lang, c.is_test));
+            }
             if let Ok(meta) = std::fs::metadata(&c.path)
                 && meta.len() > MAX_FILE_BYTES
             {
@@ -236,7 +418,7 @@ fn lint_candidates(
             clock.elapsed().as_secs_f64()
         );
     }
-    finish(units, config_texts.to_vec(), opts, report);
+    finish(units, config_texts.to_vec(), scope, opts, report);
 }
 
 fn rule_levels(config: &config::Config) -> Vec<(&'static str, config::Level)> {
@@ -372,20 +554,28 @@ fn parse_unit(
 fn finish(
     units: Vec<Result<(Unit, Vec<Notice>), ToolError>>,
     config_texts: Vec<String>,
+    scope: Option<&context::Scope>,
     opts: &Options,
     report: &mut Report,
 ) {
+    let in_scope = |p: &Path| scope.is_none_or(|s| s.contains(p));
     let mut ok = Vec::new();
     for u in units {
         match u {
             Ok((unit, notices)) => {
-                report.notices.extend(notices);
+                if in_scope(&unit.src.path) {
+                    report.notices.extend(notices);
+                    report.files_checked += 1;
+                }
                 ok.push(unit);
             }
-            Err(e) => report.errors.push(e),
+            Err(e) => {
+                if in_scope(&e.path) {
+                    report.errors.push(e)
+                }
+            }
         }
     }
-    report.files_checked = ok.len();
     if opts.parse_only {
         return;
     }
@@ -466,7 +656,10 @@ fn finish(
             .config
             .ignored_in(&project.units[f.unit].src.path, f.code)
     });
-    let outcome = suppress::apply(&project, findings, &opts.selection);
+    // Only what lies in the named files is reported (the rest of the project was context).
+    findings.retain(|f| in_scope(&project.units[f.unit].src.path));
+    let mut outcome = suppress::apply(&project, findings, &opts.selection);
+    outcome.warnings.retain(|w| in_scope(&w.path));
     report.suppression_warnings = outcome.warnings;
     let all: Vec<(Finding, Option<String>)> = outcome
         .kept

@@ -91,9 +91,15 @@ struct CheckArgs {
     /// included).
     #[arg(long, value_name = "REV")]
     diff_base: Option<String>,
-    /// Read the source from standard input and report it as this path (for editors).
+    /// Read the source from standard input and report it as this path (for editors); the
+    /// rest of its project is read from disk.
     #[arg(long, value_name = "PATH")]
     stdin_filename: Option<PathBuf>,
+    /// Analyse the named paths as part of the project at DIR. By default each path's project
+    /// is found from the path: the directory of its idemlint.toml, else the repository root,
+    /// else the outermost build root (settings.gradle, pom.xml, Cargo.toml).
+    #[arg(long, value_name = "DIR")]
+    project_root: Option<PathBuf>,
     /// Exit 1 when a suppression has no reason, names an unknown rule or suppresses nothing.
     #[arg(long)]
     strict_suppressions: bool,
@@ -246,19 +252,74 @@ fn config_error(e: &idemlint::config::ConfigError) {
     }
 }
 
-fn check(args: CheckArgs) -> ExitCode {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let config_path = if args.isolated {
-        None
-    } else {
-        args.config.clone().or_else(|| idemlint::config::find(&cwd))
-    };
-    let config = match &config_path {
+/// One run of the analysis: a project (or, outside any project, the named paths alone) with
+/// its configuration, reporting on the named paths in it.
+struct Job {
+    root: Option<PathBuf>,
+    config: Option<PathBuf>,
+    named: Vec<PathBuf>,
+}
+
+/// Groups the named (absolute) paths by project and configuration, in the order first named.
+fn plan(named: &[PathBuf], args: &CheckArgs, cwd: &std::path::Path) -> Result<Vec<Job>, String> {
+    let forced_root = args
+        .project_root
+        .as_ref()
+        .map(|r| idemlint::context::absolute(r, cwd));
+    if let Some(r) = &forced_root
+        && !r.is_dir()
+    {
+        return Err(format!("--project-root {}: not a directory", r.display()));
+    }
+    let mut jobs: Vec<Job> = Vec::new();
+    for p in named {
+        let found = idemlint::config::find(idemlint::context::config_start(p));
+        let root = match &forced_root {
+            Some(r) if p.starts_with(r) => Some(r.clone()),
+            Some(r) => {
+                return Err(format!(
+                    "{} is not inside the project root {}",
+                    p.display(),
+                    r.display()
+                ));
+            }
+            None => idemlint::context::project_root(p, found.as_deref()),
+        };
+        let config = if args.isolated {
+            None
+        } else if let Some(c) = &args.config {
+            Some(c.clone())
+        } else if let Some(r) = &forced_root {
+            idemlint::config::find(r)
+        } else {
+            found
+        };
+        match jobs
+            .iter_mut()
+            .find(|j| j.root == root && j.config == config)
+        {
+            Some(j) => j.named.push(p.clone()),
+            None => jobs.push(Job {
+                root,
+                config,
+                named: vec![p.clone()],
+            }),
+        }
+    }
+    Ok(jobs)
+}
+
+/// The options for a run with this configuration file (or none).
+fn options_for(
+    config_path: Option<&std::path::Path>,
+    args: &CheckArgs,
+) -> Result<Options, ExitCode> {
+    let config = match config_path {
         Some(p) => match idemlint::config::load(p) {
             Ok(c) => c,
             Err(e) => {
                 config_error(&e);
-                return ExitCode::from(2);
+                return Err(ExitCode::from(2));
             }
         },
         None => idemlint::config::Config::default(),
@@ -275,43 +336,110 @@ fn check(args: CheckArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
-            return ExitCode::from(2);
+            return Err(ExitCode::from(2));
         }
     };
-    if args.show_config {
-        print!("{}", config.to_toml(&selection));
-        return ExitCode::SUCCESS;
-    }
-    let opts = Options {
+    Ok(Options {
         selection,
         include_tests: args.include_tests || config.include_tests,
         threads: args.threads,
         force_exclude: args.force_exclude,
         parse_only: args.parse_only,
         config,
-    };
+    })
+}
 
-    let mut report = match &args.stdin_filename {
-        Some(name) => {
+/// Runs the jobs, then the projects of their own found inside named directories.
+fn run_jobs(
+    mut jobs: Vec<Job>,
+    args: &CheckArgs,
+    stdin: Option<&(PathBuf, String)>,
+) -> Result<idemlint::Report, ExitCode> {
+    let mut report: Option<idemlint::Report> = None;
+    let mut done: Vec<PathBuf> = Vec::new();
+    while !jobs.is_empty() {
+        let job = jobs.remove(0);
+        let opts = options_for(job.config.as_deref(), args)?;
+        let r = match (&job.root, stdin) {
+            (Some(root), _) => {
+                done.push(root.clone());
+                let scope = idemlint::context::Scope::new(&job.named);
+                let overrides: Vec<(PathBuf, String)> = stdin.into_iter().cloned().collect();
+                idemlint::lint_project(root, &scope, &overrides, &opts)
+            }
+            (None, Some((name, text))) => {
+                if args.force_exclude && !opts.config.selects(name) {
+                    idemlint::Report::default()
+                } else {
+                    idemlint::lint_sources(vec![(name.clone(), text.clone())], &opts)
+                }
+            }
+            (None, None) => lint(&job.named, &opts),
+        };
+        for sub in &r.subprojects {
+            if !done.contains(sub) {
+                jobs.push(Job {
+                    root: Some(sub.clone()),
+                    config: if args.isolated {
+                        None
+                    } else {
+                        args.config
+                            .clone()
+                            .or_else(|| idemlint::config::in_dir(sub))
+                    },
+                    named: vec![sub.clone()],
+                });
+            }
+        }
+        match &mut report {
+            Some(all) => all.merge(r),
+            None => report = Some(r),
+        }
+    }
+    Ok(report.unwrap_or_default())
+}
+
+fn check(args: CheckArgs) -> ExitCode {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let stdin = match &args.stdin_filename {
+        Some(name) if !args.show_config => {
             let mut text = String::new();
             if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut text) {
                 eprintln!("error: cannot read standard input: {e}");
                 return ExitCode::from(2);
             }
-            if args.force_exclude && !opts.config.selects(name) {
-                idemlint::Report::default()
-            } else {
-                idemlint::lint_sources(vec![(name.clone(), text)], &opts)
+            Some((idemlint::context::absolute(name, &cwd), text))
+        }
+        _ => None,
+    };
+    let named: Vec<PathBuf> = match (&args.stdin_filename, args.paths.is_empty()) {
+        (Some(name), _) => vec![name.clone()],
+        (None, true) => vec![PathBuf::from(".")],
+        (None, false) => args.paths.clone(),
+    }
+    .iter()
+    .map(|p| idemlint::context::absolute(p, &cwd))
+    .collect();
+    let jobs = match plan(&named, &args, &cwd) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.show_config {
+        let config = jobs.first().and_then(|j| j.config.clone());
+        return match options_for(config.as_deref(), &args) {
+            Ok(opts) => {
+                print!("{}", opts.config.to_toml(&opts.selection));
+                ExitCode::SUCCESS
             }
-        }
-        None => {
-            let paths = if args.paths.is_empty() {
-                vec![PathBuf::from(".")]
-            } else {
-                args.paths.clone()
-            };
-            lint(&paths, &opts)
-        }
+            Err(code) => code,
+        };
+    }
+    let mut report = match run_jobs(jobs, &args, stdin.as_ref()) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
     let base = cwd.clone();
 
