@@ -132,6 +132,12 @@ fn fixtures() {
         // fixture directories file by file.
         let is_project = PROJECT_FILES.iter().any(|f| dir.join(f).is_file());
         let report = if is_project {
+            // A project with a configuration of its own (its catalogue extensions, per-file
+            // ignores) is linted with it, still with every rule.
+            let mut opts = opts.clone();
+            if let Some(cfg) = idemlint::config::in_dir(dir) {
+                opts.config = idemlint::config::load(&cfg).unwrap();
+            }
             lint(std::slice::from_ref(dir), &opts)
         } else {
             lint(files, &opts)
