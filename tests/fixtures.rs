@@ -142,6 +142,9 @@ fn fixtures() {
         } else {
             lint(files, &opts)
         };
+        if let Err(e) = snapshot(&root, dir, &report) {
+            failures.push(e);
+        }
         for e in &report.errors {
             failures.push(format!("tool error: {}: {}", e.path.display(), e.message));
         }
@@ -237,6 +240,74 @@ fn fixtures() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// What a user reads for a fixture directory: the human output (with its summary line) and the
+/// SARIF results, paths relative to the directory. Kept in `tests/snapshots/` beside the
+/// line-level expectations; a changed rendering fails until it is blessed:
+/// `INSTA_UPDATE=always cargo test --test fixtures` (or `cargo insta review`).
+fn rendered(dir: &Path, report: &idemlint::Report) -> String {
+    use idemlint::report::{human, sarif};
+    let mut out = human::render(report, dir, false);
+    out.push_str(&human::summary(report));
+    out.push_str("\n\n--- SARIF results ---\n");
+    // One result per line. The rest of the log is the same for every directory: the rule
+    // metadata has a snapshot of its own, the base URI is where the checkout lives.
+    let v: serde_json::Value = serde_json::from_str(&sarif::render(report, dir)).unwrap();
+    for r in v["runs"][0]["results"].as_array().unwrap() {
+        out.push_str(&serde_json::to_string(r).unwrap());
+        out.push('\n');
+    }
+    let invocation = &v["runs"][0]["invocations"][0];
+    if invocation["executionSuccessful"] != true
+        || !invocation["toolExecutionNotifications"]
+            .as_array()
+            .is_none_or(|n| n.is_empty())
+    {
+        out.push_str(&serde_json::to_string(invocation).unwrap());
+        out.push('\n');
+    }
+    out
+}
+
+fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings
+}
+
+/// Compares a fixture directory's rendered output with its snapshot (insta prints the diff).
+fn snapshot(fixtures: &Path, dir: &Path, report: &idemlint::Report) -> Result<(), String> {
+    let name = dir
+        .strip_prefix(fixtures)
+        .unwrap()
+        .to_string_lossy()
+        .replace(['/', '\\'], "__");
+    let text = rendered(dir, report);
+    let settings = snapshot_settings();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        settings.bind(|| insta::assert_snapshot!(name.as_str(), text));
+    }))
+    .map_err(|_| format!("snapshot {name}: the rendered output changed (diff above)"))
+}
+
+/// The rules as SARIF describes them to code scanning (names, descriptions, help, tags).
+#[test]
+fn sarif_rule_metadata_snapshot() {
+    let config = idemlint::config::Config::default();
+    let report = idemlint::Report {
+        rule_levels: idemlint::rules::RULES
+            .iter()
+            .map(|r| (r.code, config.level_of(r.code, r.severity)))
+            .collect(),
+        ..Default::default()
+    };
+    let v: serde_json::Value =
+        serde_json::from_str(&idemlint::report::sarif::render(&report, Path::new("."))).unwrap();
+    let tool = serde_json::to_string_pretty(&v["runs"][0]["tool"]).unwrap();
+    snapshot_settings().bind(|| insta::assert_snapshot!("sarif_tool", tool));
 }
 
 #[test]
