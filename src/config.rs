@@ -49,7 +49,7 @@ pub struct ConfigFile {
 pub use crate::catalog_ext::{CatalogExtension, InterceptorExtension};
 
 /// The level a rule reports at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Error,

@@ -22,7 +22,19 @@ pub type FnId = usize;
 pub type TypeId = usize;
 
 /// A byte range in the file's source text.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Span {
     pub start: usize,
     pub end: usize,

@@ -6,6 +6,7 @@
 //! [`Report`] rendered by [`report`].
 
 pub mod baseline;
+pub mod cache;
 pub mod catalog;
 pub mod catalog_ext;
 pub mod config;
@@ -55,6 +56,8 @@ pub struct Options {
     pub force_exclude: bool,
     /// Benchmarking: discover, read and parse every file, run no rule (the parse floor).
     pub parse_only: bool,
+    /// Where [`lint_project`] remembers results (off unless asked).
+    pub cache: cache::CacheMode,
 }
 
 impl Default for Options {
@@ -66,19 +69,20 @@ impl Default for Options {
             config: config::Config::default(),
             force_exclude: false,
             parse_only: false,
+            cache: cache::CacheMode::Off,
         }
     }
 }
 
 /// A problem with the input rather than with the code: unreadable paths, undecodable files.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ToolError {
     pub path: PathBuf,
     pub message: String,
 }
 
 /// A note about a file that was still analysed (syntax errors, nesting too deep).
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Notice {
     pub path: PathBuf,
     pub line: usize,
@@ -129,6 +133,8 @@ pub struct Report {
     pub errors: Vec<ToolError>,
     pub notices: Vec<Notice>,
     pub files_checked: usize,
+    /// The files analysed (as many as `files_checked`).
+    pub checked_paths: Vec<PathBuf>,
     /// Findings an inline suppression silenced (left out of the output by default).
     pub suppressed: Vec<ReportFinding>,
     /// Suppressions without a reason, naming unknown rules, or suppressing nothing.
@@ -143,6 +149,21 @@ pub struct Report {
 impl Report {
     pub fn path(&self, file: usize) -> &Path {
         &self.files[file].path
+    }
+
+    /// Keeps only what lies in `scope`: a whole-project result narrowed to the named paths.
+    pub fn retain_scope(&mut self, scope: &context::Scope) {
+        let files = &self.files;
+        self.findings
+            .retain(|f| scope.contains(&files[f.file].path));
+        self.suppressed
+            .retain(|f| scope.contains(&files[f.file].path));
+        self.errors.retain(|e| scope.contains(&e.path));
+        self.notices.retain(|n| scope.contains(&n.path));
+        self.suppression_warnings
+            .retain(|w| scope.contains(&w.path));
+        self.checked_paths.retain(|p| scope.contains(p));
+        self.files_checked = self.checked_paths.len();
     }
 
     /// Adds the report of another project's run, keeping the order by path, line and rule.
@@ -162,6 +183,7 @@ impl Report {
         self.errors.extend(other.errors);
         self.notices.extend(other.notices);
         self.files_checked += other.files_checked;
+        self.checked_paths.extend(other.checked_paths);
         self.suppression_warnings.extend(other.suppression_warnings);
         self.subprojects.extend(other.subprojects);
         if self.rule_levels.is_empty() {
@@ -193,7 +215,7 @@ pub fn timings_enabled() -> bool {
 /// read. The command line uses [`lint_project`], which widens named files to their project.
 pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
     let (candidates, walk_errors, configs) = discover::discover_all(paths);
-    lint_discovered(candidates, walk_errors, configs, &[], None, opts)
+    lint_discovered(candidates, walk_errors, configs, &[], opts)
 }
 
 /// Lints the project at `root` (absolute) as a whole and reports only what lies in `scope`
@@ -266,19 +288,66 @@ pub fn lint_project(
         let p = context::absolute(&e.path, root);
         scope.contains(&p) && !outside(&p)
     });
-    let mut report = lint_discovered(
-        candidates,
-        walk_errors,
-        configs,
-        overrides,
-        Some(scope),
-        opts,
-    );
+    let candidates = select(candidates, opts);
+    let configs = select_configs(configs, opts);
+    // (The parse floor is a benchmark: it is never answered from memory.)
+    let cache = (!opts.parse_only)
+        .then(|| opts.cache.dir_for(root).map(cache::Cache::new))
+        .flatten();
+    let slot = format!("{}\n{}", root.display(), settings_line(opts));
+    let mut inputs = cache::Inputs::new(root, &settings_line(opts));
+    if cache.is_some() {
+        for c in &candidates {
+            let what = if c.is_test { "test" } else { "src" };
+            match overrides.iter().find(|(p, _)| *p == c.path) {
+                Some((p, text)) => inputs.text(what, p, text),
+                None => inputs.file(what, &c.path),
+            }
+        }
+        for p in &configs {
+            inputs.file("config", p);
+        }
+        for e in &walk_errors {
+            inputs.line(format!("walk-error {} {}", e.path.display(), e.message));
+        }
+    }
+    let rule_levels = rule_levels(&opts.config);
+    let looked_up = cache
+        .as_ref()
+        .map(|c| c.load(&slot, &inputs, overrides, rule_levels));
+    let mut report = match looked_up {
+        Some(Ok((mut report, checked))) => {
+            report.checked_paths = checked;
+            report
+        }
+        Some(Err(miss)) => {
+            let report = run_selected(&candidates, walk_errors, &configs, overrides, opts);
+            if let Some(c) = &cache {
+                c.store(&slot, miss, &report);
+            }
+            report
+        }
+        None => run_selected(&candidates, walk_errors, &configs, overrides, opts),
+    };
+    // Only what lies in the named paths is reported (the rest of the project was context).
+    report.retain_scope(scope);
     report.subprojects = nested
         .into_iter()
         .filter(|n| scope.dirs().iter().any(|d| n.starts_with(d)))
         .collect();
     report
+}
+
+/// Everything in the options that changes findings, as one line of the cache fingerprint.
+fn settings_line(opts: &Options) -> String {
+    format!(
+        "settings tests={} force_exclude={} parse_only={} config_root={}\n{}",
+        opts.include_tests,
+        opts.force_exclude,
+        opts.parse_only,
+        opts.config.root.display(),
+        opts.config.to_toml(&opts.selection)
+    )
 }
 
 /// The directories strictly below `root` that hold a configuration file and lie on the way to
@@ -303,34 +372,50 @@ fn nested_projects<'a>(root: &Path, files: impl Iterator<Item = &'a Path>) -> Ve
     out
 }
 
+/// The files a run analyses: tests and excluded files out, unless named (and not forced out).
+/// A named test file is analysed as the test code it is (as in a run with `--include-tests`).
+fn select(candidates: Vec<discover::Candidate>, opts: &Options) -> Vec<discover::Candidate> {
+    candidates
+        .into_iter()
+        .filter(|c| opts.include_tests || (c.explicit && !opts.force_exclude) || !c.is_test)
+        .filter(|c| (c.explicit && !opts.force_exclude) || opts.config.selects(&c.path))
+        .collect()
+}
+
+/// The configuration files the rules read (a clustered Quartz job store, the URL a `@Value`
+/// field is configured with); small files only.
+fn select_configs(configs: Vec<(PathBuf, bool)>, opts: &Options) -> Vec<PathBuf> {
+    configs
+        .into_iter()
+        .filter(|(_, test)| opts.include_tests || !test)
+        .filter(|(p, _)| std::fs::metadata(p).is_ok_and(|m| m.len() < 1 << 20))
+        .map(|(p, _)| p)
+        .collect()
+}
+
 fn lint_discovered(
     candidates: Vec<discover::Candidate>,
     walk_errors: Vec<discover::WalkError>,
     configs: Vec<(PathBuf, bool)>,
     overrides: &[(PathBuf, String)],
-    scope: Option<&context::Scope>,
     opts: &Options,
 ) -> Report {
-    // Configuration the rules read (a clustered Quartz job store, the URL a `@Value` field
-    // is configured with); small files only.
+    let candidates = select(candidates, opts);
+    let configs = select_configs(configs, opts);
+    run_selected(&candidates, walk_errors, &configs, overrides, opts)
+}
+
+fn run_selected(
+    candidates: &[discover::Candidate],
+    walk_errors: Vec<discover::WalkError>,
+    configs: &[PathBuf],
+    overrides: &[(PathBuf, String)],
+    opts: &Options,
+) -> Report {
     let config_texts: Vec<String> = configs
         .iter()
-        .filter(|(_, test)| opts.include_tests || !test)
-        .filter(|(p, _)| std::fs::metadata(p).is_ok_and(|m| m.len() < 1 << 20))
-        .filter_map(|(p, _)| std::fs::read_to_string(p).ok())
+        .filter_map(|p| std::fs::read_to_string(p).ok())
         .filter(|t| !t.is_empty())
-        .collect();
-    let candidates: Vec<_> = candidates
-        .into_iter()
-        .filter(|c| opts.include_tests || (c.explicit && !opts.force_exclude) || !c.is_test)
-        .filter(|c| (c.explicit && !opts.force_exclude) || opts.config.selects(&c.path))
-        .map(|mut c| {
-            // A file named on the command line is checked as production code.
-            if c.explicit && !opts.force_exclude {
-                c.is_test = false;
-            }
-            c
-        })
         .collect();
     let mut report = Report {
         rule_levels: rule_levels(&opts.config),
@@ -343,16 +428,7 @@ fn lint_discovered(
             .collect(),
         ..Report::default()
     };
-    let mut run = || {
-        lint_candidates(
-            &candidates,
-            &config_texts,
-            overrides,
-            scope,
-            opts,
-            &mut report,
-        )
-    };
+    let mut run = || lint_candidates(candidates, &config_texts, overrides, opts, &mut report);
     match rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .stack_size(64 << 20)
@@ -383,7 +459,7 @@ pub fn lint_sources(sources: Vec<(PathBuf, String)>, opts: &Options) -> Report {
             }),
         })
         .collect();
-    finish(units, Vec::new(), None, opts, &mut report);
+    finish(units, Vec::new(), opts, &mut report);
     report
 }
 
@@ -391,7 +467,6 @@ fn lint_candidates(
     candidates: &[discover::Candidate],
     config_texts: &[String],
     overrides: &[(PathBuf, String)],
-    scope: Option<&context::Scope>,
     opts: &Options,
     report: &mut Report,
 ) {
@@ -418,7 +493,7 @@ fn lint_candidates(
             clock.elapsed().as_secs_f64()
         );
     }
-    finish(units, config_texts.to_vec(), scope, opts, report);
+    finish(units, config_texts.to_vec(), opts, report);
 }
 
 fn rule_levels(config: &config::Config) -> Vec<(&'static str, config::Level)> {
@@ -554,28 +629,21 @@ fn parse_unit(
 fn finish(
     units: Vec<Result<(Unit, Vec<Notice>), ToolError>>,
     config_texts: Vec<String>,
-    scope: Option<&context::Scope>,
     opts: &Options,
     report: &mut Report,
 ) {
-    let in_scope = |p: &Path| scope.is_none_or(|s| s.contains(p));
     let mut ok = Vec::new();
     for u in units {
         match u {
             Ok((unit, notices)) => {
-                if in_scope(&unit.src.path) {
-                    report.notices.extend(notices);
-                    report.files_checked += 1;
-                }
+                report.notices.extend(notices);
+                report.checked_paths.push(unit.src.path.clone());
                 ok.push(unit);
             }
-            Err(e) => {
-                if in_scope(&e.path) {
-                    report.errors.push(e)
-                }
-            }
+            Err(e) => report.errors.push(e),
         }
     }
+    report.files_checked = ok.len();
     if opts.parse_only {
         return;
     }
@@ -656,10 +724,7 @@ fn finish(
             .config
             .ignored_in(&project.units[f.unit].src.path, f.code)
     });
-    // Only what lies in the named files is reported (the rest of the project was context).
-    findings.retain(|f| in_scope(&project.units[f.unit].src.path));
-    let mut outcome = suppress::apply(&project, findings, &opts.selection);
-    outcome.warnings.retain(|w| in_scope(&w.path));
+    let outcome = suppress::apply(&project, findings, &opts.selection);
     report.suppression_warnings = outcome.warnings;
     let all: Vec<(Finding, Option<String>)> = outcome
         .kept

@@ -100,6 +100,13 @@ struct CheckArgs {
     /// else the outermost build root (settings.gradle, pom.xml, Cargo.toml).
     #[arg(long, value_name = "DIR")]
     project_root: Option<PathBuf>,
+    /// Neither read nor write the result cache (wins over --cache-dir).
+    #[arg(long)]
+    no_cache: bool,
+    /// Keep the result cache in DIR instead of .idemlint_cache/ at the project root (also:
+    /// the IDEMLINT_CACHE_DIR environment variable).
+    #[arg(long, value_name = "DIR", env = "IDEMLINT_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
     /// Exit 1 when a suppression has no reason, names an unknown rule or suppresses nothing.
     #[arg(long)]
     strict_suppressions: bool,
@@ -345,6 +352,14 @@ fn options_for(
         threads: args.threads,
         force_exclude: args.force_exclude,
         parse_only: args.parse_only,
+        cache: match (&args.cache_dir, args.no_cache) {
+            (_, true) => idemlint::cache::CacheMode::Off,
+            (Some(d), false) => idemlint::cache::CacheMode::Dir(idemlint::context::absolute(
+                d,
+                &std::env::current_dir().unwrap_or_default(),
+            )),
+            (None, false) => idemlint::cache::CacheMode::ProjectRoot,
+        },
         config,
     })
 }

@@ -13,7 +13,9 @@ pub struct SourceFile {
 }
 
 /// A 1-based line and column (columns count characters, as editors and SARIF do).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct LineCol {
     pub line: usize,
     pub column: usize,

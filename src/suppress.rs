@@ -16,7 +16,7 @@ use crate::rules::{RULES, Selection};
 use crate::source::SourceFile;
 
 /// A problem with a suppression itself.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SuppressionWarning {
     pub path: std::path::PathBuf,
     pub line: usize,

@@ -63,7 +63,8 @@ fn in_file(all: &[serde_json::Value], rel: &Path) -> Vec<serde_json::Value> {
 }
 
 fn check(dir: &Path, extra: &[&str]) -> Vec<serde_json::Value> {
-    let mut args = vec!["check", "--select", "ALL", "--format", "json"];
+    // Analysed afresh each time (tests/cache_cli.rs checks what the cache gives back).
+    let mut args = vec!["check", "--no-cache", "--select", "ALL", "--format", "json"];
     args.extend_from_slice(extra);
     let o = idemlint(dir, &args);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
@@ -74,6 +75,7 @@ fn stdin_check(dir: &Path, rel: &Path) -> Vec<serde_json::Value> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_idemlint"))
         .args([
             "check",
+            "--no-cache",
             "--select",
             "ALL",
             "--format",
@@ -185,7 +187,7 @@ fn a_configured_directory_is_a_project_of_its_own() {
     );
     let rel = |svc: &str, f: &str| format!("services/{svc}/src/main/java/com/acme/pay/{f}");
     let run = |args: &[&str]| -> Vec<(String, String)> {
-        let mut all = vec!["check", "--format", "json"];
+        let mut all = vec!["check", "--no-cache", "--format", "json"];
         all.extend_from_slice(args);
         let o = idemlint(d.path(), &all);
         findings(&o)

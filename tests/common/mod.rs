@@ -1,4 +1,5 @@
 //! Helpers shared by the end-to-end tests: run the binary in a directory, write files.
+#![allow(dead_code)] // Each test crate uses some of these helpers.
 
 use std::path::Path;
 use std::process::{Command, Output};

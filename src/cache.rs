@@ -1,0 +1,435 @@
+//! The result cache: `.idemlint_cache/` at the project root (like ruff's `.ruff_cache`).
+//!
+//! A run over a project is remembered as its whole-project result, under a fingerprint of
+//! everything the result depends on: this build of idemlint (version, and the executable's
+//! size and modification time, so a rebuilt binary never reads an older one's answers), the
+//! effective configuration, the options that change findings, and every file the analysis read
+//! (path, size, modification time, and whether it counts as test code; the text itself for an
+//! editor's unsaved buffer). When nothing of that changed, the next run over the project, or
+//! over any files in it, reads the result instead of analysing; the files it names are then
+//! picked out of it, exactly as from a fresh whole-project run.
+//!
+//! Writes are atomic (a temporary file renamed into place), so concurrent runs never see half
+//! an entry; the last writer wins. An entry that does not read, does not parse or belongs to
+//! another fingerprint is a miss, never an error. A file modified in the last two seconds
+//! before a run is not trusted to show a later change by its modification time (the "racy
+//! git" problem), so such a run is not cached.
+//!
+//! Not yet: per-file entries (outlines, summaries), so that a run with one changed file
+//! re-derives only what depends on it; today any change means a full run.
+
+use crate::facts::Span;
+use crate::source::{LineCol, SourceFile};
+use crate::{Notice, Report, ReportFinding, ReportLabel, ToolError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The directory name at the project root.
+pub const DIR_NAME: &str = ".idemlint_cache";
+
+/// Bumped when the entry format changes (old entries are then misses).
+const FORMAT: u32 = 1;
+
+/// Where the cache lives for a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum CacheMode {
+    /// No cache (`--no-cache`, and the library's default).
+    #[default]
+    Off,
+    /// `.idemlint_cache/` at the project root.
+    ProjectRoot,
+    /// A directory of the user's choosing (`--cache-dir`, `IDEMLINT_CACHE_DIR`).
+    Dir(PathBuf),
+}
+
+impl CacheMode {
+    /// The cache directory for a project at `root`.
+    pub fn dir_for(&self, root: &Path) -> Option<PathBuf> {
+        match self {
+            CacheMode::Off => None,
+            CacheMode::ProjectRoot => Some(root.join(DIR_NAME)),
+            CacheMode::Dir(d) => Some(d.clone()),
+        }
+    }
+}
+
+/// What a run depends on, gathered before it: settings, then one input per file or fact.
+pub struct Inputs {
+    head: String,
+    items: Vec<Input>,
+}
+
+enum Input {
+    /// A file on disk, keyed by its content (its size and modification time are the fast path).
+    Disk {
+        what: &'static str,
+        path: PathBuf,
+    },
+    /// Text that is not on disk as analysed (an editor's buffer).
+    Text {
+        what: &'static str,
+        path: PathBuf,
+        hash: u128,
+    },
+    Line(String),
+}
+
+/// A file's content hash as last seen, with the metadata that vouches for it.
+#[derive(Clone, Serialize, Deserialize)]
+struct Seen {
+    path: PathBuf,
+    size: u64,
+    /// Nanoseconds since the epoch.
+    modified: u128,
+    hash: u128,
+}
+
+/// The fingerprint of a run, and what was seen of each file to make it.
+struct Fingerprinted {
+    fingerprint: String,
+    seen: Vec<Seen>,
+}
+
+/// A file modified this close to the moment it was looked at may change again within the same
+/// modification-time tick ("racy git"): its metadata does not vouch for its content next time.
+const RACY_NANOS: u128 = 2_000_000_000;
+
+fn modified_nanos(m: &std::fs::Metadata) -> Option<u128> {
+    m.modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_nanos())
+}
+
+impl Inputs {
+    pub fn new(root: &Path, settings: &str) -> Inputs {
+        let mut head = format!(
+            "idemlint-cache {FORMAT} {}\nroot {}\n{settings}\n",
+            env!("CARGO_PKG_VERSION"),
+            root.display()
+        );
+        match std::env::current_exe().and_then(std::fs::metadata) {
+            Ok(m) => head.push_str(&format!("exe {} {:?}\n", m.len(), modified_nanos(&m))),
+            // Without knowing which build this is, nothing may be reused.
+            Err(_) => head.push_str(&format!("exe unknown {:?}\n", std::time::SystemTime::now())),
+        }
+        Inputs {
+            head,
+            items: Vec::new(),
+        }
+    }
+
+    /// A file the run reads.
+    pub fn file(&mut self, what: &'static str, path: &Path) {
+        self.items.push(Input::Disk {
+            what,
+            path: path.to_path_buf(),
+        });
+    }
+
+    /// Text the run analyses in place of a file (an editor's buffer).
+    pub fn text(&mut self, what: &'static str, path: &Path, text: &str) {
+        self.items.push(Input::Text {
+            what,
+            path: path.to_path_buf(),
+            hash: hash128(text.as_bytes()),
+        });
+    }
+
+    /// Anything else the result depends on.
+    pub fn line(&mut self, line: String) {
+        self.items.push(Input::Line(line));
+    }
+
+    /// Hashes every input; a file whose size and modification time match `previous` (and were
+    /// not racy when seen) keeps the hash recorded there without being read.
+    fn fingerprint(&self, previous: &[Seen]) -> Fingerprinted {
+        use rayon::prelude::*;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let known: crate::hash::HashMap<&Path, &Seen> =
+            previous.iter().map(|s| (s.path.as_path(), s)).collect();
+        let lines: Vec<(String, Option<Seen>)> = self
+            .items
+            .par_iter()
+            .map(|item| match item {
+                Input::Line(l) => (l.clone(), None),
+                Input::Text { what, path, hash } => {
+                    (format!("{what} {} {hash:032x}", path.display()), None)
+                }
+                Input::Disk { what, path } => {
+                    let Ok(meta) = std::fs::metadata(path) else {
+                        return (format!("{what} {} unreadable", path.display()), None);
+                    };
+                    let modified = modified_nanos(&meta).unwrap_or(0);
+                    let hash = match known.get(path.as_path()) {
+                        Some(s) if s.size == meta.len() && s.modified == modified => Some(s.hash),
+                        _ => std::fs::read(path).ok().map(|b| hash128(&b)),
+                    };
+                    let Some(hash) = hash else {
+                        return (format!("{what} {} unreadable", path.display()), None);
+                    };
+                    let seen =
+                        (modified != 0 && now.saturating_sub(modified) > RACY_NANOS).then(|| {
+                            Seen {
+                                path: path.clone(),
+                                size: meta.len(),
+                                modified,
+                                hash,
+                            }
+                        });
+                    (format!("{what} {} {hash:032x}", path.display()), seen)
+                }
+            })
+            .collect();
+        let mut text = self.head.clone();
+        let mut seen = Vec::new();
+        for (line, s) in lines {
+            text.push_str(&line);
+            text.push('\n');
+            seen.extend(s);
+        }
+        Fingerprinted {
+            fingerprint: format!("{:032x}", hash128(text.as_bytes())),
+            seen,
+        }
+    }
+}
+
+/// 128 bits of two fixed-seed foldhash passes: stable for one build (the build is part of
+/// every fingerprint), enough that two inputs never share a key by accident.
+fn hash128(bytes: &[u8]) -> u128 {
+    use std::hash::{BuildHasher, Hasher};
+    let half = |seed: u64| {
+        let mut h = foldhash::quality::FixedState::with_seed(seed).build_hasher();
+        h.write(bytes);
+        h.finish()
+    };
+    (u128::from(half(0x1de3_11a7)) << 64) | u128::from(half(0x5eed_cafe))
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    fingerprint: String,
+    seen: Vec<Seen>,
+    checked: Vec<PathBuf>,
+    findings: Vec<CachedFinding>,
+    suppressed: Vec<CachedFinding>,
+    errors: Vec<ToolError>,
+    notices: Vec<Notice>,
+    suppression_warnings: Vec<crate::suppress::SuppressionWarning>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CachedLabel {
+    path: PathBuf,
+    span: Span,
+    start: LineCol,
+    end: LineCol,
+    message: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct CachedFinding {
+    code: String,
+    path: PathBuf,
+    span: Span,
+    start: LineCol,
+    end: LineCol,
+    label: String,
+    message: String,
+    note: Option<String>,
+    help: String,
+    labels: Vec<CachedLabel>,
+    symbol: String,
+    level: crate::config::Level,
+    justification: Option<String>,
+    inferred: Option<String>,
+}
+
+fn cached(report: &Report, f: &ReportFinding) -> CachedFinding {
+    CachedFinding {
+        code: f.rule.code.to_string(),
+        path: report.path(f.file).to_path_buf(),
+        span: f.span,
+        start: f.start,
+        end: f.end,
+        label: f.label.clone(),
+        message: f.message.clone(),
+        note: f.note.clone(),
+        help: f.help.clone(),
+        labels: f
+            .labels
+            .iter()
+            .map(|l| CachedLabel {
+                path: report.path(l.file).to_path_buf(),
+                span: l.span,
+                start: l.start,
+                end: l.end,
+                message: l.message.clone(),
+            })
+            .collect(),
+        symbol: f.symbol.clone(),
+        level: f.level,
+        justification: f.justification.clone(),
+        inferred: f.inferred.clone(),
+    }
+}
+
+/// A cache directory for one project.
+pub struct Cache {
+    dir: PathBuf,
+}
+
+/// What a lookup leaves for the store that follows a miss.
+pub struct Miss(Fingerprinted);
+
+impl Cache {
+    pub fn new(dir: PathBuf) -> Cache {
+        Cache { dir }
+    }
+
+    /// One entry per project and set of options: a new fingerprint for the same slot
+    /// replaces the old entry.
+    fn entry_path(&self, slot: &str) -> PathBuf {
+        self.dir.join(format!(
+            "result-{:016x}.json",
+            hash128(slot.as_bytes()) as u64
+        ))
+    }
+
+    /// The remembered result for these inputs, if there is one and every file it quotes
+    /// still reads; otherwise what [`Cache::store`] needs. `overrides` supply the text of files
+    /// that are not on disk as analysed.
+    pub fn load(
+        &self,
+        slot: &str,
+        inputs: &Inputs,
+        overrides: &[(PathBuf, String)],
+        rule_levels: Vec<(&'static str, crate::config::Level)>,
+    ) -> Result<(Report, Vec<PathBuf>), Miss> {
+        let entry: Option<Entry> = std::fs::read(self.entry_path(slot))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let fp = inputs.fingerprint(entry.as_ref().map_or(&[][..], |e| &e.seen));
+        match entry {
+            Some(e) if e.fingerprint == fp.fingerprint => {
+                rebuild(e, overrides, rule_levels).ok_or(Miss(fp))
+            }
+            _ => Err(Miss(fp)),
+        }
+    }
+
+    /// Remembers `report` (a whole-project result). Failing to write is not an error: the next
+    /// run analyses again.
+    pub fn store(&self, slot: &str, miss: Miss, report: &Report) {
+        let Miss(fp) = miss;
+        let entry = Entry {
+            fingerprint: fp.fingerprint,
+            seen: fp.seen,
+            checked: report.checked_paths.clone(),
+            findings: report.findings.iter().map(|f| cached(report, f)).collect(),
+            suppressed: report
+                .suppressed
+                .iter()
+                .map(|f| cached(report, f))
+                .collect(),
+            errors: report.errors.clone(),
+            notices: report.notices.clone(),
+            suppression_warnings: report.suppression_warnings.clone(),
+        };
+        let Ok(bytes) = serde_json::to_vec(&entry) else {
+            return;
+        };
+        if std::fs::create_dir_all(&self.dir).is_err() {
+            return;
+        }
+        // Git never sees the cache (as ruff does it).
+        let ignore = self.dir.join(".gitignore");
+        if !ignore.exists() {
+            let _ = std::fs::write(&ignore, "# Created by idemlint\n*\n");
+        }
+        let dest = self.entry_path(slot);
+        let tmp = self.dir.join(format!(
+            ".tmp-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        if std::fs::write(&tmp, &bytes).is_err() || std::fs::rename(&tmp, &dest).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+/// A report from an entry, reading the text of the files its findings point into.
+fn rebuild(
+    entry: Entry,
+    overrides: &[(PathBuf, String)],
+    rule_levels: Vec<(&'static str, crate::config::Level)>,
+) -> Option<(Report, Vec<PathBuf>)> {
+    let mut report = Report {
+        rule_levels,
+        errors: entry.errors,
+        notices: entry.notices,
+        suppression_warnings: entry.suppression_warnings,
+        files_checked: entry.checked.len(),
+        ..Report::default()
+    };
+    let mut file_of: crate::hash::HashMap<PathBuf, usize> = Default::default();
+    let mut file = |report: &mut Report, path: &Path| -> Option<usize> {
+        if let Some(i) = file_of.get(path) {
+            return Some(*i);
+        }
+        let text = match overrides.iter().find(|(p, _)| p == path) {
+            Some((_, t)) => t.clone(),
+            None => std::fs::read_to_string(path).ok()?,
+        };
+        report
+            .files
+            .push(Arc::new(SourceFile::new(path.to_path_buf(), text)));
+        file_of.insert(path.to_path_buf(), report.files.len() - 1);
+        Some(report.files.len() - 1)
+    };
+    for (list, suppressed) in [(entry.findings, false), (entry.suppressed, true)] {
+        for f in list {
+            let rule = crate::rules::meta(&f.code)?;
+            let at = file(&mut report, &f.path)?;
+            let mut labels = Vec::new();
+            for l in f.labels {
+                labels.push(ReportLabel {
+                    file: file(&mut report, &l.path)?,
+                    span: l.span,
+                    start: l.start,
+                    end: l.end,
+                    message: l.message,
+                });
+            }
+            let rf = ReportFinding {
+                rule,
+                file: at,
+                span: f.span,
+                start: f.start,
+                end: f.end,
+                label: f.label,
+                message: f.message,
+                note: f.note,
+                help: f.help,
+                labels,
+                symbol: f.symbol,
+                level: f.level,
+                justification: f.justification,
+                inferred: f.inferred,
+            };
+            if suppressed {
+                report.suppressed.push(rf);
+            } else {
+                report.findings.push(rf);
+            }
+        }
+    }
+    Some((report, entry.checked))
+}

@@ -1,0 +1,246 @@
+//! The result cache (issue 16 item 3): `.idemlint_cache/` at the project root, reused only when
+//! nothing the result depends on changed; a corrupt or foreign entry is a miss.
+
+mod common;
+
+use common::{idemlint, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+const REFUND: &str = "src/main/java/com/acme/pay/refunds/RefundService.java";
+
+/// The trial's Java service in a fresh repository, its files dated an hour back (so that their
+/// modification times vouch for their content, as in a checkout some time ago).
+fn repo() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/context/java-service");
+    copy_dir(&from, d.path());
+    std::fs::create_dir_all(d.path().join(".git")).unwrap();
+    d
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+            age(&dest);
+        }
+    }
+}
+
+fn age(p: &Path) {
+    let f = std::fs::File::options().write(true).open(p).unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(3600))
+        .unwrap();
+}
+
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| r.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    v.sort();
+    v
+}
+
+fn codes(o: &std::process::Output) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(&stdout(o))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(o), stderr(o)));
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["code"].as_str().unwrap(),
+                f["path"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_warm_run_reads_the_result_and_says_the_same() {
+    let d = repo();
+    let cache = d.path().join(".idemlint_cache");
+    let cold = idemlint(d.path(), &["check"]);
+    assert_eq!(cold.status.code(), Some(1), "{}", stderr(&cold));
+    let made = entries(&cache);
+    assert_eq!(made.len(), 1, "{made:?}");
+    assert_eq!(
+        std::fs::read_to_string(cache.join(".gitignore")).unwrap(),
+        "# Created by idemlint\n*\n"
+    );
+    let stamp = std::fs::metadata(&made[0]).unwrap().modified().unwrap();
+    let warm = idemlint(d.path(), &["check"]);
+    assert_eq!(stdout(&warm), stdout(&cold));
+    assert_eq!(warm.status.code(), Some(1));
+    // Read, not rewritten.
+    assert_eq!(
+        std::fs::metadata(&made[0]).unwrap().modified().unwrap(),
+        stamp
+    );
+    // Every format, and one file alone, from the same entry.
+    for args in [
+        &["check", "--format", "sarif"][..],
+        &["check", "--format", "json", REFUND],
+    ] {
+        let fresh = idemlint(d.path(), &[args, &["--no-cache"]].concat());
+        assert_eq!(
+            stdout(&idemlint(d.path(), args)),
+            stdout(&fresh),
+            "{args:?}"
+        );
+    }
+    assert_eq!(entries(&cache), made);
+}
+
+#[test]
+fn a_changed_file_is_analysed_again() {
+    let d = repo();
+    let before = codes(&idemlint(d.path(), &["check", "--format", "json"]));
+    assert!(
+        before.iter().any(|c| c.starts_with("IDEM002")),
+        "{before:?}"
+    );
+    // Fix the bug: the key comes from the charge, made once.
+    let p = d.path().join(REFUND);
+    let text = std::fs::read_to_string(&p).unwrap().replace(
+        "String key = UUID.randomUUID().toString(); // expect: IDEM002",
+        "String key = \"refund-\" + chargeId;",
+    );
+    std::fs::write(&p, text).unwrap();
+    let after = codes(&idemlint(d.path(), &["check", "--format", "json"]));
+    assert!(!after.iter().any(|c| c.starts_with("IDEM002")), "{after:?}");
+    // Only the modification time changed (a checkout, `touch`): the content decides, and the
+    // result is reused.
+    age(&p);
+    let cache = d.path().join(".idemlint_cache");
+    assert_eq!(
+        codes(&idemlint(d.path(), &["check", "--format", "json"])),
+        after
+    );
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(
+        codes(&idemlint(d.path(), &["check", "--format", "json"])),
+        after
+    );
+    // Options that change findings are part of the key: another rule selection is another
+    // entry.
+    let fewer = codes(&idemlint(
+        d.path(),
+        &["check", "--format", "json", "--ignore", "IDEM004"],
+    ));
+    assert!(fewer.is_empty(), "{fewer:?}");
+    assert_eq!(entries(&cache).len(), 2);
+    assert_eq!(
+        codes(&idemlint(d.path(), &["check", "--format", "json"])),
+        after
+    );
+}
+
+#[test]
+fn a_corrupt_or_foreign_entry_is_a_miss() {
+    let d = repo();
+    let want = stdout(&idemlint(d.path(), &["check", "--format", "json"]));
+    let cache = d.path().join(".idemlint_cache");
+    let entry = entries(&cache).pop().unwrap();
+    for junk in [
+        &b"{not json"[..],
+        b"",
+        b"\x00\xff\x00binary",
+        br#"{"fingerprint":"00","seen":[],"checked":[],"findings":[],"suppressed":[],"errors":[],"notices":[],"suppression_warnings":[]}"#,
+    ] {
+        std::fs::write(&entry, junk).unwrap();
+        let o = idemlint(d.path(), &["check", "--format", "json"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert_eq!(stdout(&o), want);
+        assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+        // Rewritten as a good entry.
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
+        assert!(v["fingerprint"].as_str().unwrap().len() == 32);
+    }
+    // A cache directory that cannot be written is not an error either.
+    std::fs::remove_dir_all(&cache).unwrap();
+    std::fs::write(&cache, "a file where the directory would be").unwrap();
+    let o = idemlint(d.path(), &["check", "--format", "json"]);
+    assert_eq!(stdout(&o), want);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+#[test]
+fn no_cache_and_other_cache_directories() {
+    let d = repo();
+    idemlint(d.path(), &["check", "--no-cache"]);
+    assert!(!d.path().join(".idemlint_cache").exists());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let dir = elsewhere.path().join("by-flag");
+    idemlint(d.path(), &["check", "--cache-dir", dir.to_str().unwrap()]);
+    assert_eq!(entries(&dir).len(), 1);
+    let by_env = elsewhere.path().join("by-env");
+    let o = Command::new(env!("CARGO_BIN_EXE_idemlint"))
+        .arg("check")
+        .current_dir(d.path())
+        .env("IDEMLINT_CACHE_DIR", &by_env)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(entries(&by_env).len(), 1);
+    // --no-cache wins over the environment.
+    let unused = elsewhere.path().join("unused");
+    Command::new(env!("CARGO_BIN_EXE_idemlint"))
+        .args(["check", "--no-cache"])
+        .current_dir(d.path())
+        .env("IDEMLINT_CACHE_DIR", &unused)
+        .output()
+        .unwrap();
+    assert!(!unused.exists());
+    assert!(!d.path().join(".idemlint_cache").exists());
+}
+
+#[test]
+fn concurrent_runs_agree_and_leave_one_good_entry() {
+    let d = repo();
+    let want = stdout(&idemlint(
+        d.path(),
+        &["check", "--format", "json", "--no-cache"],
+    ));
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_idemlint"))
+                .args(["check", "--format", "json"])
+                .current_dir(d.path())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(stdout(&o), want);
+    }
+    let cache = d.path().join(".idemlint_cache");
+    let left: Vec<_> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".gitignore")
+        .collect();
+    assert_eq!(left.len(), 1, "temporary files left behind: {left:?}");
+    assert_eq!(
+        stdout(&idemlint(d.path(), &["check", "--format", "json"])),
+        want
+    );
+}
