@@ -6,7 +6,7 @@
 #   --corpus DIR      corpus to scan (default bench/corpus; built by bench/corpus.sh if missing)
 #   --runs N          time every command N times; report the median wall time and the largest
 #                     peak RSS (default 1)
-#   --tools LIST      comma-separated subset of: idemlint,parse,default,semgrep,ast-grep
+#   --tools LIST      comma-separated subset of: idemlint,parse,default,warm,semgrep,ast-grep
 #                     (default: all of them)
 #   --semgrep-full    also time Semgrep forced to parse every file (rules/semgrep-parse-all.yml
 #                     adds a rule with no literal word for its prefilter to skip files on; slow)
@@ -30,6 +30,9 @@
 #                            file parsed, no rule run); "n/a" when the binary lacks it
 #   idemlint --no-prefilter  every rule, N threads, prefilter off; only when the binary has the flag
 #   idemlint default, N      every rule, N threads, test sources skipped (idemlint's default)
+#   warm, nothing changed    every rule, N threads, after a run that filled a fresh --cache-dir
+#   warm, one file changed   the same, with a line appended to one source file before each run
+#   (every cold row runs with --no-cache when the binary has it)
 #   semgrep                  semgrep scan --metrics=off --project-root . --jobs N
 #                            --max-target-bytes 0 --config bench/rules/semgrep.yml --json .
 #                            (an empty .semgrepignore in the corpus root, so no test folder is
@@ -50,7 +53,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 corpus="$here/corpus"
 runs=1
-tools="idemlint,parse,default,semgrep,ast-grep"
+tools="idemlint,parse,default,warm,semgrep,ast-grep"
 semgrep_full=0
 scale=0
 factors="1 2 4"
@@ -127,6 +130,8 @@ supports() {
 }
 has_parse_only=0; supports --parse-only && has_parse_only=1
 has_no_prefilter=0; supports --no-prefilter && has_no_prefilter=1
+# Cold rows must not be answered from a result cache.
+cold_flag=(); supports --no-cache && cold_flag=(--no-cache)
 
 # ------------------------------------------------------------------------------------- corpus
 ensure_corpus() { # dir [scale]
@@ -239,7 +244,7 @@ na_row() { ROWS+=("$1|n/a|n/a|n/a|n/a|$2"); }
 idemlint_row() { # label name dir extra-args...
   local label=$1 name=$2 dir=$3 counts note=""
   shift 3
-  time_cmd "$name" "$dir" "$bin" check --exit-zero --format json --isolated "$@" .
+  time_cmd "$name" "$dir" "$bin" check --exit-zero --format json --isolated "${cold_flag[@]}" "$@" .
   counts=$(count_idemlint "$outdir/$name.out")
   [ "$T_RC" -eq 0 ] || note="exit $T_RC"
   [ "${counts% *}" != 0 ] || note="${note:+$note; }no file checked"
@@ -341,7 +346,7 @@ if [ "$scale" = 1 ]; then
     read -r files lines bytes < <(corpus_total "$dir")
     warm "$dir"
     log "x$k: $dir ($files files)"
-    time_cmd "scale-x$k-all" "$dir" "$bin" check --exit-zero --format json --isolated --include-tests --select ALL --threads "$threads" .
+    time_cmd "scale-x$k-all" "$dir" "$bin" check --exit-zero --format json --isolated "${cold_flag[@]}" --include-tests --select ALL --threads "$threads" .
     a_w=$T_WALL a_m=$T_RSS snote=$BUSY_NOTE
     p_w="n/a" p_m="n/a"
     if [ $has_parse_only = 1 ]; then
@@ -405,6 +410,30 @@ if has_tool default; then
   log "idemlint default (tests skipped), $threads threads"
   EXTRA_NOTE="test sources not read: lines, MB and MB/s are the corpus's"
   idemlint_row "idemlint ALL, N threads, tests skipped" idemlint-default-n "$corpus" --select ALL --threads "$threads"
+fi
+if has_tool warm; then
+  if [ ${#cold_flag[@]} = 1 ]; then
+    cache_dir=$(mktemp -d)
+    warm_args=(check --exit-zero --format json --isolated --include-tests --select ALL --threads "$threads" --cache-dir "$cache_dir" .)
+    (cd "$corpus" && "$bin" "${warm_args[@]}" > /dev/null)
+    log "warm, nothing changed"
+    time_cmd warm-nochange "$corpus" "$bin" "${warm_args[@]}"
+    counts=$(count_idemlint "$outdir/warm-nochange.out")
+    add_row "warm, every rule, nothing changed" "${counts% *}" "${counts#* }" "$T_WALL" "$T_RSS" "${BUSY_NOTE:-}"
+    # One file changed before each timed run: a line appended to the corpus's first source
+    # file (restored afterwards).
+    changed=$(cd "$corpus" && find . -name '*.java' -print | LC_ALL=C sort | head -n 1)
+    cp "$corpus/$changed" "$outdir/changed.orig"
+    log "warm, one file changed ($changed)"
+    time_cmd warm-onechanged "$corpus" sh -c 'echo "// changed $(date +%s%N)" >> "$0"; shift; exec "$@"' \
+      "$changed" "$bin" "${warm_args[@]}"
+    cp "$outdir/changed.orig" "$corpus/$changed"
+    counts=$(count_idemlint "$outdir/warm-onechanged.out")
+    add_row "warm, every rule, one file changed" "${counts% *}" "${counts#* }" "$T_WALL" "$T_RSS" "${BUSY_NOTE:-}"
+    rm -rf "$cache_dir"
+  else
+    na_row "warm, every rule, nothing changed" "this idemlint has no result cache"
+  fi
 fi
 if has_tool semgrep; then
   if [ -n "$SEMGREP" ]; then

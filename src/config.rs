@@ -138,8 +138,11 @@ pub fn in_dir(d: &Path) -> Option<PathBuf> {
         }
     }
     let cargo = d.join("Cargo.toml");
-    (cargo.is_file() && std::fs::read_to_string(&cargo).is_ok_and(|t| cargo_section(&t).is_some()))
-        .then_some(cargo)
+    // (Most manifests say nothing of idemlint: those are not parsed.)
+    (cargo.is_file()
+        && std::fs::read_to_string(&cargo)
+            .is_ok_and(|t| t.contains("idemlint") && cargo_section(&t).is_some()))
+    .then_some(cargo)
 }
 
 /// The `[workspace.metadata.idemlint]` / `[package.metadata.idemlint]` table of a Cargo.toml,

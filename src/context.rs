@@ -13,7 +13,8 @@
 //! 2. else the version-control root (`.git`, `.hg`, `.jj`, `.svn`);
 //! 3. else the outermost build root (`settings.gradle(.kts)`, `pom.xml`, `build.gradle(.kts)`,
 //!    `Cargo.toml`);
-//! 4. else none: the named paths alone are the context (a loose file in a scratch directory).
+//! 4. else a named directory is its own project, and a named file (a loose file in a scratch
+//!    directory) is checked alone.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -103,6 +104,8 @@ pub fn project_root(path: &Path, config: Option<&Path>) -> Option<PathBuf> {
     }
     vcs.or_else(|| build_root(start))
         .or_else(|| config_dir.map(Path::to_path_buf))
+        // A directory outside any repository or build is a project of its own.
+        .or_else(|| path.is_dir().then(|| path.to_path_buf()))
 }
 
 /// Where a configuration file is looked for: from the named path itself, not the working
@@ -221,6 +224,7 @@ mod tests {
         touch(&file);
         // (Assumes the temporary directory is not inside a repository or build.)
         assert_eq!(project_root(&file, None), None);
+        assert_eq!(project_root(d.path(), None).as_deref(), Some(d.path()));
     }
 
     #[test]

@@ -67,14 +67,37 @@ pub fn is_config_file(path: &Path) -> bool {
 /// Like [`discover`], also returning the configuration files found while walking (with
 /// whether each is test configuration).
 pub fn discover_all(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>, Vec<(PathBuf, bool)>) {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    let mut configs = Vec::new();
+    let d = discover_files(roots);
+    (d.candidates, d.errors, d.configs)
+}
+
+/// What a walk found.
+#[derive(Default)]
+pub struct Discovered {
+    /// Source files, sorted by path.
+    pub candidates: Vec<Candidate>,
+    pub errors: Vec<WalkError>,
+    /// Service configuration the rules read (`application.yml`, ...), with whether each is test
+    /// configuration.
+    pub configs: Vec<(PathBuf, bool)>,
+    /// Files that may hold idemlint's own settings (`idemlint.toml`, `.idemlint.toml`,
+    /// `Cargo.toml`): where projects of their own may start.
+    pub settings: Vec<PathBuf>,
+}
+
+/// Is this the name of a file that may hold idemlint's settings?
+fn settings_name(name: &str) -> bool {
+    matches!(name, "idemlint.toml" | ".idemlint.toml" | "Cargo.toml")
+}
+
+/// Walks `roots` (in parallel), as [`discover`] describes.
+pub fn discover_files(roots: &[PathBuf]) -> Discovered {
+    let mut found = Discovered::default();
     for root in roots {
         let meta = match std::fs::metadata(root) {
             Ok(m) => m,
             Err(e) => {
-                errors.push(WalkError {
+                found.errors.push(WalkError {
                     path: root.clone(),
                     message: io_message(&e),
                 });
@@ -83,13 +106,13 @@ pub fn discover_all(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>, Vec<(
         };
         if meta.is_file() {
             match Lang::from_path(root) {
-                Some(lang) => out.push(Candidate {
+                Some(lang) => found.candidates.push(Candidate {
                     path: normalise(root),
                     lang,
                     is_test: false,
                     explicit: true,
                 }),
-                None => errors.push(WalkError {
+                None => found.errors.push(WalkError {
                     path: root.clone(),
                     message: "not a Java, Kotlin or Rust source file (.java, .kt, .kts, .rs)"
                         .into(),
@@ -99,7 +122,8 @@ pub fn discover_all(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>, Vec<(
         }
         let walk_root = root.clone();
         let walker = ignore::WalkBuilder::new(root)
-            .hidden(true)
+            // Hidden entries are skipped below, all but `.idemlint.toml`.
+            .hidden(false)
             .git_ignore(true)
             .git_exclude(true)
             .git_global(false)
@@ -108,43 +132,83 @@ pub fn discover_all(roots: &[PathBuf]) -> (Vec<Candidate>, Vec<WalkError>, Vec<(
             .require_git(false)
             .follow_links(false)
             .filter_entry(move |e| {
-                e.depth() == 0
-                    || !e.file_type().is_some_and(|t| t.is_dir())
-                    || !skipped_dir(e.path().strip_prefix(&walk_root).unwrap_or(e.path()))
-            })
-            .build();
-        for entry in walker {
-            match entry {
-                Ok(e) => {
-                    if !e.file_type().is_some_and(|t| t.is_file()) {
-                        continue;
-                    }
-                    let rel = e.path().strip_prefix(root).unwrap_or(e.path());
-                    let Some(lang) = Lang::from_path(e.path()) else {
-                        if is_config_file(e.path()) {
-                            configs.push((normalise(e.path()), is_test_path(rel)));
-                        }
-                        continue;
-                    };
-                    out.push(Candidate {
-                        path: normalise(e.path()),
-                        lang,
-                        is_test: is_test_path(rel),
-                        explicit: false,
-                    });
+                if e.depth() == 0 {
+                    return true;
                 }
-                Err(err) => errors.push(WalkError {
-                    path: err_path(&err).unwrap_or_else(|| root.clone()),
-                    message: err.to_string(),
-                }),
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                if e.file_name().to_str().is_some_and(|n| n.starts_with('.')) {
+                    return !is_dir && e.file_name() == ".idemlint.toml";
+                }
+                !is_dir || !skipped_dir(e.path().strip_prefix(&walk_root).unwrap_or(e.path()))
+            })
+            .build_parallel();
+        let shared = std::sync::Mutex::new(Discovered::default());
+        walker.run(|| {
+            let root = root.clone();
+            let shared = &shared;
+            let mut mine = Discovered::default();
+            // Each thread gathers on its own and hands its part over when it is dropped.
+            struct Flush<'a>(Discovered, &'a std::sync::Mutex<Discovered>);
+            impl Drop for Flush<'_> {
+                fn drop(&mut self) {
+                    let part = std::mem::take(&mut self.0);
+                    if let Ok(mut all) = self.1.lock() {
+                        all.candidates.extend(part.candidates);
+                        all.errors.extend(part.errors);
+                        all.configs.extend(part.configs);
+                        all.settings.extend(part.settings);
+                    }
+                }
             }
-        }
+            let mut flush = Flush(mine, shared);
+            Box::new(move |entry| {
+                let out = &mut flush.0;
+                match entry {
+                    Ok(e) => {
+                        if !e.file_type().is_some_and(|t| t.is_file()) {
+                            return ignore::WalkState::Continue;
+                        }
+                        if e.file_name().to_str().is_some_and(settings_name) {
+                            out.settings.push(normalise(e.path()));
+                        }
+                        let rel = e.path().strip_prefix(&root).unwrap_or(e.path());
+                        match Lang::from_path(e.path()) {
+                            Some(lang) => out.candidates.push(Candidate {
+                                path: normalise(e.path()),
+                                lang,
+                                is_test: is_test_path(rel),
+                                explicit: false,
+                            }),
+                            None if is_config_file(e.path()) => {
+                                out.configs.push((normalise(e.path()), is_test_path(rel)))
+                            }
+                            None => {}
+                        }
+                    }
+                    Err(err) => out.errors.push(WalkError {
+                        path: err_path(&err).unwrap_or_else(|| root.clone()),
+                        message: err.to_string(),
+                    }),
+                }
+                ignore::WalkState::Continue
+            })
+        });
+        let part = shared.into_inner().unwrap_or_default();
+        found.candidates.extend(part.candidates);
+        found.errors.extend(part.errors);
+        found.configs.extend(part.configs);
+        found.settings.extend(part.settings);
     }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out.dedup_by(|a, b| a.path == b.path);
-    configs.sort();
-    configs.dedup();
-    (out, errors, configs)
+    found.candidates.sort_by(|a, b| a.path.cmp(&b.path));
+    found.candidates.dedup_by(|a, b| a.path == b.path);
+    found
+        .errors
+        .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    found.configs.sort();
+    found.configs.dedup();
+    found.settings.sort();
+    found.settings.dedup();
+    found
 }
 
 /// The path without `.` components, so `./A.java` and `A.java` are one file.

@@ -229,7 +229,16 @@ pub fn lint_project(
     overrides: &[(PathBuf, String)],
     opts: &Options,
 ) -> Report {
-    let (mut candidates, mut walk_errors, configs) = discover::discover_all(&[root.to_path_buf()]);
+    let clock = std::time::Instant::now();
+    let lap = |what: &str| {
+        if timings_enabled() {
+            eprintln!("timing: {what} at {:.3} s", clock.elapsed().as_secs_f64());
+        }
+    };
+    let found = discover::discover_files(&[root.to_path_buf()]);
+    let (mut candidates, mut walk_errors, configs) =
+        (found.candidates, found.errors, found.configs);
+    lap("walk");
     // Named paths the walk of the root skipped (ignored, hidden, build output), walked or
     // named on their own; test files are judged from the project root, as the walk judges them.
     let mut extra: Vec<PathBuf> = scope
@@ -276,7 +285,7 @@ pub fn lint_project(
     candidates.dedup_by(|a, b| a.path == b.path);
     // Directories below the root with a configuration file of their own are projects of
     // their own: a run on the root leaves them out, and so does a run on a file beside them.
-    let nested = nested_projects(root, candidates.iter().map(|c| c.path.as_path()));
+    let nested = nested_projects(root, &found.settings);
     let outside = |p: &Path| nested.iter().any(|n| p.starts_with(n));
     candidates.retain(|c| !outside(&c.path));
     let configs: Vec<(PathBuf, bool)> = configs.into_iter().filter(|(p, _)| !outside(p)).collect();
@@ -288,6 +297,7 @@ pub fn lint_project(
         let p = context::absolute(&e.path, root);
         scope.contains(&p) && !outside(&p)
     });
+    lap("nested projects");
     let candidates = select(candidates, opts);
     let configs = select_configs(configs, opts);
     // (The parse floor is a benchmark: it is never answered from memory.)
@@ -315,6 +325,7 @@ pub fn lint_project(
     let looked_up = cache
         .as_ref()
         .map(|c| c.load(&slot, &inputs, overrides, rule_levels));
+    lap("cache lookup");
     let mut report = match looked_up {
         Some(Ok((mut report, checked))) => {
             report.checked_paths = checked;
@@ -331,6 +342,7 @@ pub fn lint_project(
     };
     // Only what lies in the named paths is reported (the rest of the project was context).
     report.retain_scope(scope);
+    lap("result");
     report.subprojects = nested
         .into_iter()
         .filter(|n| scope.dirs().iter().any(|d| n.starts_with(d)))
@@ -350,12 +362,13 @@ fn settings_line(opts: &Options) -> String {
     )
 }
 
-/// The directories strictly below `root` that hold a configuration file and lie on the way to
-/// one of `files`, outermost first (one inside another is the outer one's business).
-fn nested_projects<'a>(root: &Path, files: impl Iterator<Item = &'a Path>) -> Vec<PathBuf> {
-    let mut dirs: Vec<&Path> = files
-        .flat_map(|f| f.ancestors().skip(1).take_while(|d| *d != root))
-        .filter(|d| d.starts_with(root))
+/// The directories strictly below `root` that hold a configuration file (of the `settings`
+/// files the walk saw), outermost first (one inside another is the outer one's business).
+fn nested_projects(root: &Path, settings: &[PathBuf]) -> Vec<PathBuf> {
+    let mut dirs: Vec<&Path> = settings
+        .iter()
+        .filter_map(|f| f.parent())
+        .filter(|d| *d != root && d.starts_with(root))
         .collect();
     dirs.sort();
     dirs.dedup();
