@@ -425,7 +425,7 @@ if has_tool warm; then
     changed=$(cd "$corpus" && find . -name '*.java' -print | LC_ALL=C sort | head -n 1)
     cp "$corpus/$changed" "$outdir/changed.orig"
     log "warm, one file changed ($changed)"
-    time_cmd warm-onechanged "$corpus" sh -c 'echo "// changed $(date +%s%N)" >> "$0"; shift; exec "$@"' \
+    time_cmd warm-onechanged "$corpus" sh -c 'echo "// changed $(date +%s%N)" >> "$0"; exec "$@"' \
       "$changed" "$bin" "${warm_args[@]}"
     cp "$outdir/changed.orig" "$corpus/$changed"
     counts=$(count_idemlint "$outdir/warm-onechanged.out")

@@ -146,7 +146,7 @@ pub fn discover_files(roots: &[PathBuf]) -> Discovered {
         walker.run(|| {
             let root = root.clone();
             let shared = &shared;
-            let mut mine = Discovered::default();
+            let mine = Discovered::default();
             // Each thread gathers on its own and hands its part over when it is dropped.
             struct Flush<'a>(Discovered, &'a std::sync::Mutex<Discovered>);
             impl Drop for Flush<'_> {

@@ -11,6 +11,8 @@ use crate::catalog::{Catalog, SourceKind, is_period_pattern};
 use crate::facts::{Arg, Binding, Expr, ExprKind, FnId, Lang, Span, Stmt, Text, simple_name};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, Project, Targets};
+use crate::walk::{Visit, walk_body};
+pub use crate::walk::{constructed_type, declared_type, is_self_receiver, walk_lets};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -244,9 +246,20 @@ type OnType = (Text, Text, usize);
 /// at the head of the cycle. Results computed inside a cycle, below its head, depend on where
 /// the query started, so they are kept only until the top-level query ends: every answer
 /// is the same whatever order functions are analysed in and whatever else was asked before.
+/// Project-wide answers the value flow builds on first use, shared by every thread of a run
+/// (each [`Flow`] keeps its own per-thread memo tables beside them).
+#[derive(Default)]
+pub struct Caches {
+    /// Which functions may set an idempotency key.
+    sink_gate: std::sync::OnceLock<crate::gate::SinkGate>,
+    /// Constructions that hand a lambda to a constructor.
+    constructions: std::sync::OnceLock<crate::wiring::Constructions>,
+}
+
 pub struct Flow<'p> {
     pub p: &'p Project,
     pub cat: &'p Catalog,
+    caches: &'p Caches,
     envs: RefCell<HashMap<FnRef, Rc<Env>>>,
     /// Types of locals only ([`Flow::types_for`]), by outermost function.
     types: RefCell<HashMap<FnRef, Rc<Env>>>,
@@ -271,10 +284,11 @@ pub struct Flow<'p> {
 }
 
 impl<'p> Flow<'p> {
-    pub fn new(p: &'p Project, cat: &'p Catalog) -> Self {
+    pub fn new(p: &'p Project, cat: &'p Catalog, caches: &'p Caches) -> Self {
         Flow {
             p,
             cat,
+            caches,
             envs: RefCell::default(),
             types: RefCell::default(),
             returns: RefCell::default(),
@@ -689,9 +703,23 @@ impl<'p> Flow<'p> {
 
     /// The project's [`crate::gate::SinkGate`].
     pub fn sink_gate(&self) -> &'p crate::gate::SinkGate {
-        let p: &'p Project = self.p;
-        p.sink_gate
+        let (p, caches): (&'p Project, &'p Caches) = (self.p, self.caches);
+        caches
+            .sink_gate
             .get_or_init(|| crate::gate::SinkGate::compute(p, self.cat))
+    }
+
+    /// The project-wide answers this analysis shares with the others of its run.
+    pub fn caches(&self) -> &'p Caches {
+        self.caches
+    }
+
+    /// The project's constructions that hand a lambda to a constructor.
+    pub fn constructions(&self) -> &'p crate::wiring::Constructions {
+        let (p, caches): (&'p Project, &'p Caches) = (self.p, self.caches);
+        caches
+            .constructions
+            .get_or_init(|| crate::wiring::constructions(p))
     }
 
     /// Does calling `f` put a fresh value into a key sink (in `f` or in lambdas written in it)?
@@ -895,15 +923,6 @@ impl<'p> Flow<'p> {
     }
 }
 
-/// A call on `this` / `self` or with no receiver.
-pub fn is_self_receiver(r: Option<&Expr>) -> bool {
-    match r.map(|r| &r.kind) {
-        None => true,
-        Some(ExprKind::Name(n)) => n == "this" || n == "self" || n == "Self",
-        _ => false,
-    }
-}
-
 /// Methods that call a function value: `Supplier.get`, `Function.apply`, `Callable.call`,
 /// Kotlin's `invoke` (what `keyGen()` on a function value lowers to).
 const FUNCTION_VALUE_CALLS: &[&str] = &["get", "apply", "call", "invoke", "getAsLong"];
@@ -934,40 +953,6 @@ fn pattern_names(p: &Expr) -> Vec<&str> {
 fn str_lit(e: &Expr) -> Option<String> {
     match &e.kind {
         ExprKind::Str(s) => Some(s.to_string()),
-        _ => None,
-    }
-}
-
-/// Calls `f` on every local binding in `stmts` (not in lambdas).
-pub fn walk_lets<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Binding)) {
-    walk_body(stmts, &mut |v| {
-        if let Visit::Let(b) = v {
-            f(b)
-        }
-    });
-}
-
-enum Visit<'a> {
-    Let(&'a Binding),
-    Expr(&'a Expr),
-}
-
-/// A binding's declared type, or the type its initialiser constructs, simple name.
-pub(crate) fn declared_type(b: &Binding) -> Option<String> {
-    b.ty.as_deref()
-        .map(|t| simple_name(t).to_string())
-        .or_else(|| constructed_type(b.init.as_ref()?))
-}
-
-/// The type `e` constructs (`new Foo(..)`, Kotlin's `Foo(..)`), simple name.
-pub(crate) fn constructed_type(e: &Expr) -> Option<String> {
-    match &e.kind {
-        ExprKind::New { ty, .. } => Some(simple_name(ty).to_string()),
-        ExprKind::Call {
-            name,
-            receiver: None,
-            ..
-        } if name.starts_with(|c: char| c.is_uppercase()) => Some(name.to_string()),
         _ => None,
     }
 }
@@ -1054,41 +1039,6 @@ fn walk_scoped<'a>(p: &'a Project, root: FnRef, out: &mut Vec<Scoped<'a>>) {
 
 /// Visits every binding and expression in `stmts` in source order, without entering lambda
 /// bodies. Iterative.
-fn walk_body<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(Visit<'a>)) {
-    enum Item<'a> {
-        S(&'a Stmt),
-        E(&'a Expr),
-    }
-    let mut stack: Vec<Item<'a>> = stmts.iter().rev().map(Item::S).collect();
-    while let Some(item) = stack.pop() {
-        match item {
-            Item::S(Stmt::Let(b)) => {
-                if let Some(init) = &b.init {
-                    stack.push(Item::E(init));
-                }
-                f(Visit::Let(b));
-            }
-            Item::S(Stmt::Expr(e)) => stack.push(Item::E(e)),
-            Item::S(_) => {}
-            Item::E(e) => {
-                f(Visit::Expr(e));
-                let start = stack.len();
-                match &e.kind {
-                    ExprKind::Block(stmts) => stack.extend(stmts.iter().map(Item::S)),
-                    ExprKind::Try { resources, .. } => {
-                        for r in resources {
-                            f(Visit::Let(r));
-                        }
-                        e.for_each_child(|c| stack.push(Item::E(c)));
-                    }
-                    _ => e.for_each_child(|c| stack.push(Item::E(c))),
-                }
-                stack[start..].reverse();
-            }
-        }
-    }
-}
-
 /// One evaluation in one function.
 struct Ev<'f, 'p> {
     flow: &'f Flow<'p>,
@@ -1380,7 +1330,7 @@ impl<'f, 'p> Ev<'f, 'p> {
         if self.env.get(field, pos).is_some() || !p.type_has_field(owner, field) {
             return None;
         }
-        crate::wiring::field_lambdas(p, self.at.unit, owner, field)
+        crate::wiring::field_lambdas(p, self.flow.constructions(), self.at.unit, owner, field)
             .into_iter()
             .find_map(|l| self.flow.returns_fresh(l))
     }

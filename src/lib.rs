@@ -30,6 +30,7 @@ pub mod scopes;
 pub mod shrink;
 pub mod source;
 pub mod suppress;
+pub mod walk;
 pub mod wiring;
 
 use crate::facts::Span;
@@ -671,7 +672,8 @@ fn finish(
     project.config_texts = config_texts;
     lap("index");
     let cat = catalog::Catalog::extended(&opts.config.catalog);
-    let ctx = rules::Ctx::new(&project, cat);
+    let flows = flow::Caches::default();
+    let ctx = rules::Ctx::new(&project, cat, &flows);
     // Built here, on every thread, rather than by the first file rule to need them while the
     // other threads wait: the sink gate, then (when some file can hold a key sink) the
     // interceptor and retry scopes.
@@ -679,7 +681,7 @@ fn finish(
         .iter()
         .any(|c| opts.selection.is_enabled(c))
     {
-        let gate = flow::Flow::new(&project, cat).sink_gate();
+        let gate = flow::Flow::new(&project, cat, &flows).sink_gate();
         lap("sink gate");
         if (0..project.units.len()).any(|u| gate.may_hold_sink(u)) {
             ctx.find_scopes();
@@ -693,7 +695,7 @@ fn finish(
             let v: Vec<Finding> = (0..project.units.len())
                 .into_par_iter()
                 .map_init(
-                    || flow::Flow::new(&project, cat),
+                    || flow::Flow::new(&project, cat, &flows),
                     |flow, u| {
                         let mut out = Vec::new();
                         rules::check_unit(&ctx, flow, u, &opts.selection, &mut out);

@@ -7,6 +7,7 @@ use crate::facts::{
 };
 use crate::hash::{HashMap, HashSet};
 use crate::source::SourceFile;
+pub use crate::walk::{held_lambda, walk_expr, walk_stmts};
 use rayon::prelude::*;
 
 /// Call name -> (caller, call span). Names as in the facts: cloning one is a copy, not an
@@ -82,10 +83,6 @@ pub struct Project {
     /// Field or file-level binding name -> where it is declared: (unit, owning type or `None`
     /// for a file-level binding, index in that list).
     fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>>,
-    /// Which functions may set an idempotency key (built on first use).
-    pub sink_gate: std::sync::OnceLock<crate::gate::SinkGate>,
-    /// Constructions that hand a lambda to a constructor (built on first use).
-    pub constructions: std::sync::OnceLock<crate::wiring::Constructions>,
     /// Call name -> (caller, call span) for every call or method reference in the project
     /// (built on first use).
     calls_by_name: std::sync::OnceLock<CallIndex>,
@@ -137,8 +134,6 @@ impl Project {
             subtypes: HashMap::default(),
             subtype_pos: HashMap::default(),
             config_texts: Vec::new(),
-            sink_gate: std::sync::OnceLock::new(),
-            constructions: std::sync::OnceLock::new(),
             calls_by_name: std::sync::OnceLock::new(),
             fields_by_name: HashMap::default(),
         };
@@ -625,7 +620,7 @@ impl Project {
         if let Some(f) = enclosing {
             for a in self.ancestors(f) {
                 let mut found = None;
-                crate::flow::walk_lets(&self.func(a).body, &mut |b| {
+                crate::walk::walk_lets(&self.func(a).body, &mut |b| {
                     if found.is_none() && b.name == name {
                         found = b.init.as_ref().and_then(as_lambda);
                     }
@@ -884,7 +879,7 @@ fn fns_by_name_in(u: usize, facts: &FileFacts) -> HashMap<String, Vec<FnRef>> {
 /// `val keys = StripeKeys(); builder.addNetworkInterceptor(keys)`, a field holding one.
 fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
-    use crate::flow::{constructed_type as constructed, declared_type as type_of};
+    use crate::walk::{constructed_type as constructed, declared_type as type_of};
     // Fields and locals by type, built only for bodies with a registering call.
     let mut fields: Option<HashMap<&str, String>> = None;
     let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();
@@ -916,7 +911,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
             m
         });
         let mut locals: HashMap<&str, String> = HashMap::default();
-        crate::flow::walk_lets(body, &mut |b| {
+        crate::walk::walk_lets(body, &mut |b| {
             if let Some(ty) = type_of(b) {
                 locals.insert(b.name.as_str(), ty);
             }
@@ -1087,61 +1082,6 @@ pub fn find_call(func: &Function, span: Span) -> Option<&Expr> {
     found
 }
 
-/// Calls `f` on every expression in `stmts`, depth first, without entering lambda bodies
-/// (those are functions of their own). Iterative, so deep nesting cannot overflow the stack.
-pub fn walk_stmts<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Expr)) {
-    let mut stack: Vec<&'a Expr> = Vec::new();
-    for s in stmts.iter().rev() {
-        push_stmt(s, &mut stack);
-    }
-    while let Some(e) = stack.pop() {
-        f(e);
-        let start = stack.len();
-        e.for_each_child(|c| stack.push(c));
-        stack[start..].reverse();
-    }
-}
-
-/// Calls `f` on every expression under `e` (including `e`), like [`walk_stmts`].
-pub fn walk_expr<'a>(e: &'a Expr, f: &mut impl FnMut(&'a Expr)) {
-    let mut stack: Vec<&'a Expr> = vec![e];
-    while let Some(e) = stack.pop() {
-        f(e);
-        let start = stack.len();
-        e.for_each_child(|c| stack.push(c));
-        stack[start..].reverse();
-    }
-}
-
-fn push_stmt<'a>(s: &'a Stmt, stack: &mut Vec<&'a Expr>) {
-    match s {
-        Stmt::Let(b) => {
-            if let Some(i) = &b.init {
-                stack.push(i);
-            }
-        }
-        Stmt::Expr(e) => stack.push(e),
-        Stmt::LocalFn(_) | Stmt::LocalType(_) => {}
-    }
-}
-
-/// The lambda an initialiser holds: `{ .. }`, or with `wrapped` also one inside a SAM
-/// constructor or a cast (`Interceptor { .. }`, `{ .. } as Runnable`).
-pub fn held_lambda(e: &Expr, wrapped: bool) -> Option<FnId> {
-    match &e.kind {
-        ExprKind::Lambda(id) => Some(*id),
-        ExprKind::Call { args, .. } if wrapped && args.len() == 1 => match &args[0].value.kind {
-            ExprKind::Lambda(id) => Some(*id),
-            _ => None,
-        },
-        ExprKind::Cast { expr, .. } if wrapped => match &expr.kind {
-            ExprKind::Lambda(id) => Some(*id),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 /// Lambdas of `unit` held by a local, field or file-level value (see [`held_lambda`]):
 /// lambda -> holder names.
 fn lambda_holders(unit: &Unit) -> HashMap<FnId, Vec<&str>> {
@@ -1149,7 +1089,7 @@ fn lambda_holders(unit: &Unit) -> HashMap<FnId, Vec<&str>> {
     let mut all: Vec<&Binding> = facts.globals.iter().collect();
     all.extend(facts.types.iter().flat_map(|t| t.fields.iter()));
     for g in &facts.functions {
-        crate::flow::walk_lets(&g.body, &mut |b| all.push(b));
+        crate::walk::walk_lets(&g.body, &mut |b| all.push(b));
     }
     let mut out: HashMap<FnId, Vec<&str>> = HashMap::default();
     for b in all {

@@ -7,7 +7,8 @@
 use crate::facts::Expr;
 use crate::facts::{ExprKind, FnId, FnKind, Lang, simple_name};
 use crate::hash::HashMap;
-use crate::project::{FnRef, Project, held_lambda, walk_expr, walk_stmts};
+use crate::project::{FnRef, Project};
+use crate::walk::{held_lambda, walk_expr, walk_stmts};
 use rayon::prelude::*;
 
 /// One construction that hands lambdas over: how it was called, and which arguments are
@@ -26,8 +27,10 @@ pub struct Construction {
 /// Constructions with a lambda argument, by the simple name of the type built.
 pub type Constructions = HashMap<String, Vec<Construction>>;
 
-fn constructions(p: &Project) -> &Constructions {
-    p.constructions.get_or_init(|| {
+/// Every construction in the project that hands a lambda to a constructor (the value flow
+/// builds this once per run and keeps it with its other project-wide answers).
+pub fn constructions(p: &Project) -> Constructions {
+    {
         let per_unit: Vec<Vec<(String, Construction)>> = p
             .units
             .par_iter()
@@ -57,13 +60,13 @@ fn constructions(p: &Project) -> &Constructions {
             all.entry(ty).or_default().push(c);
         }
         all
-    })
+    }
 }
 
 /// Records `e` if it builds a type (`new T(..)`, Kotlin `T(..)`, `T::new(..)`) with a lambda
 /// argument.
 fn scan(e: &Expr, unit: usize, out: &mut Vec<(String, Construction)>) {
-    let (ty, via, args) = match (&e.kind, crate::flow::constructed_type(e)) {
+    let (ty, via, args) = match (&e.kind, crate::walk::constructed_type(e)) {
         (ExprKind::New { args, .. } | ExprKind::Call { args, .. }, Some(ty)) => (ty, None, args),
         (
             ExprKind::Call {
@@ -114,7 +117,13 @@ fn push(
 /// The lambdas that constructions of `type_name` (the one whose code is in unit `owner`)
 /// anywhere in the project hand to the constructor parameter it keeps in `field`, in project
 /// order.
-pub fn field_lambdas(p: &Project, owner: usize, type_name: &str, field: &str) -> Vec<FnRef> {
+pub fn field_lambdas(
+    p: &Project,
+    built: &Constructions,
+    owner: usize,
+    type_name: &str,
+    field: &str,
+) -> Vec<FnRef> {
     // (declaring unit, constructor name or None for a constructor proper, parameters, the
     // one kept)
     let mut ctors: Vec<(usize, Option<&str>, usize, usize)> = Vec::new();
@@ -135,7 +144,7 @@ pub fn field_lambdas(p: &Project, owner: usize, type_name: &str, field: &str) ->
     if ctors.is_empty() {
         return Vec::new();
     }
-    let Some(sites) = constructions(p).get(type_name) else {
+    let Some(sites) = built.get(type_name) else {
         return Vec::new();
     };
     // Several types of that name (in different packages or modules): only the owner's

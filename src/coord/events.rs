@@ -1192,7 +1192,8 @@ mod tests {
         let alone: Vec<String> = fns
             .iter()
             .map(|f| {
-                let co = Coord::new(&p, cat, Arc::new(super::super::Shared::default()));
+                let flows = crate::flow::Caches::default();
+                let co = Coord::new(&p, cat, &flows, Arc::new(super::super::Shared::default()));
                 format!("{:?}", co.reach_fn(*f))
             })
             .collect();
@@ -1200,10 +1201,11 @@ mod tests {
         assert!(alone.iter().any(|r| r.starts_with("Guarded")));
         assert!(alone.iter().any(|r| r == "Nothing"));
         let shared = Arc::new(super::super::Shared::default());
+        let flows = crate::flow::Caches::default();
         let (a, b, c) = (
-            Coord::new(&p, cat, shared.clone()),
-            Coord::new(&p, cat, shared.clone()),
-            Coord::new(&p, cat, shared.clone()),
+            Coord::new(&p, cat, &flows, shared.clone()),
+            Coord::new(&p, cat, &flows, shared.clone()),
+            Coord::new(&p, cat, &flows, shared.clone()),
         );
         let n = fns.len();
         for i in 0..n {

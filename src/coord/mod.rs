@@ -94,11 +94,16 @@ impl<'p> Coord<'p> {
     /// An analysis that knows the project's POSTs to money endpoints (`shared.posts`, from
     /// [`Coord::find_posts`]; empty when the rules that run need none). Analyses built on the
     /// same `shared` (on any threads) reuse each other's answers.
-    pub fn new(p: &'p Project, cat: &'p Catalog, shared: Arc<Shared>) -> Coord<'p> {
+    pub fn new(
+        p: &'p Project,
+        cat: &'p Catalog,
+        flows: &'p crate::flow::Caches,
+        shared: Arc<Shared>,
+    ) -> Coord<'p> {
         Coord {
             p,
             cat,
-            flow: Flow::new(p, cat),
+            flow: Flow::new(p, cat, flows),
             shared,
             reach: RefCell::default(),
             solving: RefCell::default(),
@@ -118,9 +123,10 @@ impl<'p> Coord<'p> {
     pub fn find_posts(
         p: &'p Project,
         cat: &'p Catalog,
+        flows: &'p crate::flow::Caches,
         interceptors: &dyn Fn() -> Vec<(FnRef, &'static crate::catalog::InterceptorEntry)>,
     ) -> endpoints::Posts {
-        endpoints::find(p, cat, &Flow::new(p, cat), interceptors)
+        endpoints::find(p, cat, &Flow::new(p, cat, flows), interceptors)
     }
 
     pub fn text(&self, unit: usize, span: Span) -> String {

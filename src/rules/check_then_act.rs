@@ -19,11 +19,11 @@ pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
         .step_by(UNITS_PER_TASK)
         .map(|s| s..(s + UNITS_PER_TASK).min(n))
         .collect();
-    let (p, cat, shared) = (co.p, co.cat, &co.shared);
+    let (p, cat, flows, shared) = (co.p, co.cat, co.flow.caches(), &co.shared);
     let guards: Vec<CheckThenAct> = tasks
         .into_par_iter()
         .map_init(
-            || Coord::new(p, cat, shared.clone()),
+            || Coord::new(p, cat, flows, shared.clone()),
             |c, units| c.check_then_act(units),
         )
         .flatten()

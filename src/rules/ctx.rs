@@ -15,15 +15,18 @@ use std::sync::{Arc, OnceLock};
 pub struct Ctx<'p> {
     pub p: &'p Project,
     pub cat: &'static Catalog,
+    /// The value flow's project-wide answers, shared by every analysis of the run.
+    pub flows: &'p crate::flow::Caches,
     interceptors: OnceLock<HashMap<FnRef, Arc<InterceptorScope>>>,
     retry: OnceLock<crate::scopes::retry::RetryScopes>,
 }
 
 impl<'p> Ctx<'p> {
-    pub fn new(p: &'p Project, cat: &'static Catalog) -> Self {
+    pub fn new(p: &'p Project, cat: &'static Catalog, flows: &'p crate::flow::Caches) -> Self {
         Ctx {
             p,
             cat,
+            flows,
             interceptors: OnceLock::new(),
             retry: OnceLock::new(),
         }

@@ -293,14 +293,15 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     // IDEM005 (in parallel pieces) and IDEM007 beside IDEM004, each piece with its own
     // analysis state over answers they share (a memoised walk gives the same answer whatever
     // was asked before it; `Coord::reach_fn`), and the findings are joined in a fixed order.
-    let coord = |shared: &Arc<Shared>| crate::coord::Coord::new(ctx.p, ctx.cat, shared.clone());
+    let coord =
+        |shared: &Arc<Shared>| crate::coord::Coord::new(ctx.p, ctx.cat, ctx.flows, shared.clone());
     let ((scheduler, guards), locks) = rayon::join(
         || {
             if !(want("IDEM002") || want("IDEM004") || want("IDEM005") || want("IDEM007")) {
                 return (Vec::new(), Vec::new());
             }
             let shared = Arc::new(Shared::new(timed("POST sites", || {
-                crate::coord::Coord::find_posts(ctx.p, ctx.cat, &interceptors)
+                crate::coord::Coord::find_posts(ctx.p, ctx.cat, ctx.flows, &interceptors)
             })));
             rayon::join(
                 || {
