@@ -677,10 +677,7 @@ fn finish(
     // Built here, on every thread, rather than by the first file rule to need them while the
     // other threads wait: the sink gate, then (when some file can hold a key sink) the
     // interceptor and retry scopes.
-    if ["IDEM001", "IDEM002", "IDEM003", "IDEM008"]
-        .iter()
-        .any(|c| opts.selection.is_enabled(c))
-    {
+    if opts.selection.needs(rules::Need::KeyFlows) {
         let gate = flow::Flow::new(&project, cat, &flows).sink_gate();
         lap("sink gate");
         if (0..project.units.len()).any(|u| gate.may_hold_sink(u)) {
@@ -715,15 +712,7 @@ fn finish(
     );
     findings.extend(project_findings);
     lap("project rules");
-    // One finding per expression: a value that IDEM001 already reports through the helper
-    // call that makes it is not reported again by the pedantic IDEM008.
-    let claimed: std::collections::HashSet<(usize, Span)> = findings
-        .iter()
-        .filter(|f| f.code != "IDEM008")
-        .flat_map(|f| [Some((f.unit, f.span)), f.origin])
-        .flatten()
-        .collect();
-    findings.retain(|f| f.code != "IDEM008" || !claimed.contains(&(f.unit, f.span)));
+    rules::nondeterministic_key::drop_claimed(&mut findings);
     // Test regions inside non-test files (`#[cfg(test)] mod tests`).
     if !opts.include_tests {
         findings.retain(|f| {

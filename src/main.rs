@@ -178,9 +178,12 @@ fn main() -> ExitCode {
             print_rules(format);
             ExitCode::SUCCESS
         }
-        Command::Rule { code } => match idemlint::rules::meta(&code)
-            .or_else(|| RULES.iter().find(|r| r.name.eq_ignore_ascii_case(&code)))
-        {
+        Command::Rule { code } => match idemlint::rules::meta(&code).or_else(|| {
+            RULES
+                .iter()
+                .copied()
+                .find(|r| r.name.eq_ignore_ascii_case(&code))
+        }) {
             Some(r) => {
                 println!("{}", r.doc.trim_end());
                 ExitCode::SUCCESS

@@ -8,8 +8,6 @@
 pub mod clients;
 pub mod endpoints;
 pub mod events;
-pub mod guards;
-pub mod jobs;
 pub mod lockkeys;
 pub mod reach;
 pub mod sdk;

@@ -27,7 +27,7 @@ pub struct SarifOptions {
 }
 
 pub fn help_uri(r: &RuleMeta) -> String {
-    format!("{INFORMATION_URI}/blob/main/rules/{}.md", r.code)
+    format!("{INFORMATION_URI}/blob/main/{}", r.doc_path())
 }
 
 /// The "What it does" section of a rule's documentation, as one paragraph.

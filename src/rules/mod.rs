@@ -1,135 +1,45 @@
-//! The rule registry. Each rule lives in its own module and reads the shared analysis
-//! ([`Ctx`]); none of them prints.
+//! The rule registry. Each rule has one home, a directory under `src/rules/` holding its
+//! description ([`RuleMeta`]: code, name, level, documentation, and the analyses it needs), its
+//! check, its messages and its documentation (`IDEMnnn.md`); it reads the shared analysis
+//! ([`Ctx`]) and prints nothing. What runs is decided by rule identity ([`Rule`]) and by
+//! what the enabled rules declare they need ([`Need`]), never by code strings.
 
 pub mod check_then_act;
 pub mod ctx;
 pub mod key_in_interceptor;
 pub mod key_in_retry;
+pub mod meta;
 pub mod nondeterministic_key;
 pub mod payment_post;
 pub mod scheduler_lock;
 pub mod unstable_lock_key;
 
 use crate::coord::Shared;
-use crate::finding::{Finding, Severity};
+use crate::finding::Finding;
 use crate::flow::{Flow, KeyFlow};
 use crate::project::FnRef;
 use std::sync::Arc;
 
 pub use ctx::Ctx;
+pub use meta::{Need, Rule, RuleMeta};
 
-/// Static description of a rule.
-#[derive(Debug)]
-pub struct RuleMeta {
-    pub code: &'static str,
-    pub name: &'static str,
-    /// One line: what the rule reports.
-    pub summary: &'static str,
-    pub severity: Severity,
-    /// On unless selected away; off (pedantic) rules need `--select` / `--extend-select`.
-    pub default_enabled: bool,
-    /// `rules/IDEMnnn.md`: What it does / Why is this bad? / Example / Fix / References.
-    pub doc: &'static str,
-    /// GitHub code scanning `precision` (`very-high`, `high`, `medium`, `low`).
-    pub precision: &'static str,
-    /// GitHub code scanning `security-severity` (0.0 to 10.0).
-    pub security_severity: &'static str,
-    pub tags: &'static [&'static str],
-}
-
-pub static RULES: &[RuleMeta] = &[
-    RuleMeta {
-        code: "IDEM001",
-        name: "key-generated-in-interceptor",
-        summary: "An idempotency key is made from a random or time value inside an HTTP interceptor, middleware or filter, which runs again for every attempt",
-        severity: Severity::Error,
-        default_enabled: true,
-        doc: include_str!("../../rules/IDEM001.md"),
-        precision: "high",
-        security_severity: "7.5",
-        tags: &["correctness", "payments", "idempotency", "retry"],
-    },
-    RuleMeta {
-        code: "IDEM002",
-        name: "key-generated-in-retry-scope",
-        summary: "An idempotency key is made from a random or time value inside code that runs again on every retry attempt",
-        severity: Severity::Error,
-        default_enabled: true,
-        doc: include_str!("../../rules/IDEM002.md"),
-        precision: "high",
-        security_severity: "7.5",
-        tags: &["correctness", "payments", "idempotency", "retry"],
-    },
-    RuleMeta {
-        code: "IDEM003",
-        name: "retry-calls-key-minting-function",
-        summary: "Code that runs again on every retry attempt calls a function that makes a new idempotency key on each call",
-        severity: Severity::Error,
-        default_enabled: true,
-        doc: include_str!("../../rules/IDEM003.md"),
-        precision: "high",
-        security_severity: "7.5",
-        tags: &["correctness", "payments", "idempotency", "retry"],
-    },
-    RuleMeta {
-        code: "IDEM004",
-        name: "scheduler-without-distributed-lock",
-        summary: "A job started by a per-process scheduler (it runs in every replica) moves money with no distributed lock or atomic claim first",
-        severity: Severity::Error,
-        default_enabled: true,
-        doc: include_str!("../../rules/IDEM004.md"),
-        precision: "high",
-        security_severity: "7.5",
-        tags: &["correctness", "payments", "concurrency", "scheduler"],
-    },
-    RuleMeta {
-        code: "IDEM005",
-        name: "check-then-act-billing-guard",
-        summary: "An \"already done?\" read guards a charge that is marked done only afterwards, with no lock or atomic claim: concurrent runs all pass the check",
-        severity: Severity::Error,
-        default_enabled: true,
-        doc: include_str!("../../rules/IDEM005.md"),
-        precision: "medium",
-        security_severity: "7.0",
-        tags: &["correctness", "payments", "concurrency"],
-    },
-    RuleMeta {
-        code: "IDEM006",
-        name: "unstable-lock-key",
-        summary: "A distributed lock's key contains a host name, pod name, pid, random or clock value, so every replica or run takes a different lock",
-        severity: Severity::Error,
-        default_enabled: true,
-        doc: include_str!("../../rules/IDEM006.md"),
-        precision: "high",
-        security_severity: "7.0",
-        tags: &["correctness", "payments", "concurrency", "lock"],
-    },
-    RuleMeta {
-        code: "IDEM007",
-        name: "payment-post-without-idempotency-key",
-        summary: "A POST to a money-moving endpoint, or a payment SDK call that moves money, is sent with no idempotency key",
-        severity: Severity::Error,
-        default_enabled: true,
-        doc: include_str!("../../rules/IDEM007.md"),
-        precision: "high",
-        security_severity: "7.5",
-        tags: &["correctness", "payments", "idempotency"],
-    },
-    RuleMeta {
-        code: "IDEM008",
-        name: "nondeterministic-idempotency-key",
-        summary: "An idempotency key is made from a random or time value once per operation: safe against transport retries of that request, not against restarts, replicas or retries above it",
-        severity: Severity::Warning,
-        default_enabled: false,
-        doc: include_str!("../../rules/IDEM008.md"),
-        precision: "medium",
-        security_severity: "4.0",
-        tags: &["correctness", "payments", "idempotency", "pedantic"],
-    },
+/// Every rule, in code order (each one's description lives in its own module).
+pub static RULES: &[&RuleMeta] = &[
+    &key_in_interceptor::META,
+    &key_in_retry::META,
+    &key_in_retry::HELPER_META,
+    &scheduler_lock::META,
+    &check_then_act::META,
+    &unstable_lock_key::META,
+    &payment_post::META,
+    &nondeterministic_key::META,
 ];
 
 pub fn meta(code: &str) -> Option<&'static RuleMeta> {
-    RULES.iter().find(|r| r.code.eq_ignore_ascii_case(code))
+    RULES
+        .iter()
+        .copied()
+        .find(|r| r.code.eq_ignore_ascii_case(code))
 }
 
 /// Shared analysis for one project run.
@@ -216,17 +126,31 @@ impl Selection {
     pub fn is_enabled(&self, code: &str) -> bool {
         self.enabled.contains(&code)
     }
+
+    /// Is this rule on?
+    pub fn is_on(&self, rule: Rule) -> bool {
+        RULES
+            .iter()
+            .any(|r| r.id == rule && self.enabled.contains(&r.code))
+    }
+
+    /// Does any enabled rule need this analysis?
+    pub fn needs(&self, need: Need) -> bool {
+        RULES
+            .iter()
+            .any(|r| r.needs.contains(&need) && self.enabled.contains(&r.code))
+    }
 }
 
 /// Runs every enabled rule over one unit.
 pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mut Vec<Finding>) {
-    let want001 = sel.is_enabled("IDEM001");
-    let want002 = sel.is_enabled("IDEM002");
-    let want003 = sel.is_enabled("IDEM003");
-    let want008 = sel.is_enabled("IDEM008");
-    if !(want001 || want002 || want003 || want008) {
+    if !sel.needs(Need::KeyFlows) {
         return;
     }
+    let want001 = sel.is_on(Rule::KeyInInterceptor);
+    let want002 = sel.is_on(Rule::KeyInRetryScope);
+    let want003 = sel.is_on(Rule::RetryCallsKeyMinter);
+    let want008 = sel.is_on(Rule::NondeterministicKey);
     // Every key rule starts from a key sink; most files cannot hold one.
     if !flow.sink_gate().may_hold_sink(unit) {
         return;
@@ -270,13 +194,8 @@ fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
 
 /// Runs the project-wide coordination rules (IDEM004–IDEM007) once.
 pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
-    let want = |c| sel.is_enabled(c);
-    if !(want("IDEM002")
-        || want("IDEM004")
-        || want("IDEM005")
-        || want("IDEM006")
-        || want("IDEM007"))
-    {
+    let want = |r| sel.is_on(r);
+    if !(sel.needs(Need::PostSites) || sel.needs(Need::LockKeys)) {
         return;
     }
     let interceptors = || -> Vec<(FnRef, &'static crate::catalog::InterceptorEntry)> {
@@ -297,7 +216,7 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
         |shared: &Arc<Shared>| crate::coord::Coord::new(ctx.p, ctx.cat, ctx.flows, shared.clone());
     let ((scheduler, guards), locks) = rayon::join(
         || {
-            if !(want("IDEM002") || want("IDEM004") || want("IDEM005") || want("IDEM007")) {
+            if !sel.needs(Need::PostSites) {
                 return (Vec::new(), Vec::new());
             }
             let shared = Arc::new(Shared::new(timed("POST sites", || {
@@ -306,7 +225,7 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
             rayon::join(
                 || {
                     let mut scheduler = Vec::new();
-                    if want("IDEM004") {
+                    if want(Rule::SchedulerLock) {
                         let co = coord(&shared);
                         timed("IDEM004", || {
                             scheduler_lock::check(ctx, &co, &mut scheduler)
@@ -316,15 +235,16 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
                 },
                 || {
                     let mut guards = Vec::new();
-                    if want("IDEM002") || want("IDEM005") || want("IDEM007") {
+                    let others = [Rule::KeyInRetryScope, Rule::CheckThenAct, Rule::PaymentPost];
+                    if others.into_iter().any(want) {
                         let co = coord(&shared);
-                        if want("IDEM005") {
+                        if want(Rule::CheckThenAct) {
                             timed("IDEM005", || check_then_act::check(ctx, &co, &mut guards));
                         }
-                        if want("IDEM007") {
+                        if want(Rule::PaymentPost) {
                             timed("IDEM007", || payment_post::check(ctx, &co, &mut guards));
                         }
-                        if want("IDEM002") {
+                        if want(Rule::KeyInRetryScope) {
                             key_in_retry::check_sdk(ctx, &co, &mut guards);
                         }
                     }
@@ -334,7 +254,7 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
         },
         || {
             let mut out = Vec::new();
-            if want("IDEM006") {
+            if want(Rule::UnstableLockKey) {
                 let co = coord(&Arc::default());
                 timed("IDEM006", || unstable_lock_key::check(ctx, &co, &mut out));
             }

@@ -1,8 +1,8 @@
 //! Per-process schedulers: code that runs on a timer, at start-up, or in a sleep loop, in every
 //! replica of the service.
 
-use super::Coord;
-use super::syntax::{named_fn, peel};
+use crate::coord::Coord;
+use crate::coord::syntax::{named_fn, peel};
 use crate::facts::{Expr, ExprKind, FnKind, LoopKind, Span, simple_name};
 use crate::project::{FnRef, TypeRef, walk_expr, walk_stmts};
 
@@ -366,7 +366,7 @@ impl<'p> Coord<'p> {
                     // On the call's name: the chain starts lines above it.
                     report: (
                         at.unit,
-                        super::sdk::name_span(self.p, at.unit, c, name, args),
+                        crate::coord::sdk::name_span(self.p, at.unit, c, name, args),
                     ),
                     at,
                     how: format!("`{name}` of a `{mark}` worker"),
@@ -524,7 +524,7 @@ impl<'p> Coord<'p> {
         };
         bodies.into_iter().any(|g| {
             self.p.func(g).body.iter().any(|st| {
-                super::syntax::stmt_exprs(st)
+                crate::coord::syntax::stmt_exprs(st)
                     .into_iter()
                     .any(|x| timer_loop(g, x))
             })
@@ -579,8 +579,8 @@ impl<'p> Coord<'p> {
     }
 
     /// The first guard or money event of a job.
-    pub fn job_reach(&self, job: &Job<'p>) -> super::Reach {
-        use super::reach::Reach;
+    pub fn job_reach(&self, job: &Job<'p>) -> crate::coord::Reach {
+        use crate::coord::reach::Reach;
         for f in &job.entry_fns {
             match self.reach_fn(*f) {
                 Reach::Nothing => {}
@@ -695,7 +695,7 @@ impl<'p> Coord<'p> {
                             f: id,
                         };
                         if self.p.func(lf).body.iter().any(|st| {
-                            super::syntax::stmt_exprs(st)
+                            crate::coord::syntax::stmt_exprs(st)
                                 .into_iter()
                                 .any(|z| self.has_sleep(lf, z, false))
                         }) {
@@ -709,7 +709,7 @@ impl<'p> Coord<'p> {
                         f: *id,
                     };
                     for st in &self.p.func(lf).body {
-                        for z in super::syntax::stmt_exprs(st) {
+                        for z in crate::coord::syntax::stmt_exprs(st) {
                             exprs.push((lf, z));
                         }
                     }
@@ -735,7 +735,7 @@ impl<'p> Coord<'p> {
         fns.into_iter().take(8).any(|g| {
             self.p.func(g).has_body
                 && self.p.func(g).body.iter().any(|st| {
-                    super::syntax::stmt_exprs(st)
+                    crate::coord::syntax::stmt_exprs(st)
                         .into_iter()
                         .any(|x| self.sleeps_in_loop(g, x, depth + 1))
                 })
@@ -762,7 +762,7 @@ impl<'p> Coord<'p> {
             yes
         };
         let bound_to_ticks = |name: &str, pos: usize| {
-            super::syntax::local_binding(self.p, at, name, pos)
+            crate::coord::syntax::local_binding(self.p, at, name, pos)
                 .and_then(|b| b.init.as_ref())
                 .is_some_and(makes_ticks)
         };
@@ -803,7 +803,7 @@ impl<'p> Coord<'p> {
                         if self.p.func(g).has_body && !inlined.contains(&g) {
                             inlined.push(g);
                             for st in &self.p.func(g).body {
-                                for z in super::syntax::stmt_exprs(st) {
+                                for z in crate::coord::syntax::stmt_exprs(st) {
                                     stack.push((g, z));
                                 }
                             }
@@ -820,7 +820,7 @@ impl<'p> Coord<'p> {
                         f: *id,
                     };
                     for st in &self.p.func(lf).body {
-                        for z in super::syntax::stmt_exprs(st) {
+                        for z in crate::coord::syntax::stmt_exprs(st) {
                             stack.push((lf, z));
                         }
                     }

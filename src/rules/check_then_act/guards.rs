@@ -1,11 +1,11 @@
 //! Check-then-act: `if (alreadyDone(period)) return; charge(..); markDone(period);` with no
 //! lock or atomic claim around it (IDEM005).
 
-use super::Coord;
-use super::reach::Loc;
-use super::reach::Reach;
-use super::syntax::{named_fn, peel};
-use super::words::{has, is_lock_name, is_money_name, is_write_name};
+use crate::coord::Coord;
+use crate::coord::reach::Loc;
+use crate::coord::reach::Reach;
+use crate::coord::syntax::{named_fn, peel};
+use crate::coord::words::{has, is_lock_name, is_money_name, is_write_name};
 use crate::facts::{Expr, ExprKind, Stmt};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, walk_expr, walk_stmts};
@@ -168,7 +168,7 @@ impl<'p> Coord<'p> {
         // `invoice.isPaid()` .. `repo.markPaid(invoiceId)`; also through an unwrap
         // (`repo.findById(invoiceId).orElse(null)`, `.orElseThrow()`, `?`).
         for a in atoms.clone() {
-            if let Some(b) = super::syntax::local_binding(self.p, at, &a, read.span.start)
+            if let Some(b) = crate::coord::syntax::local_binding(self.p, at, &a, read.span.start)
                 && let Some(init) = &b.init
                 && let ExprKind::Call { args, .. } = &unwrapped(peel(init)).kind
             {
@@ -185,7 +185,7 @@ impl<'p> Coord<'p> {
         }
         let items: Vec<(FnRef, &'p Expr)> = rest
             .iter()
-            .flat_map(|s| super::syntax::stmt_exprs(s))
+            .flat_map(|s| crate::coord::syntax::stmt_exprs(s))
             .map(|e| (at, e))
             .collect();
         let money = self.reach_exprs(items.clone(), None);
@@ -277,7 +277,7 @@ impl<'p> Coord<'p> {
         }
         if found.is_none()
             && let Some((n, pos)) = names.first()
-            && let Some(b) = super::syntax::local_binding(self.p, at, n, *pos)
+            && let Some(b) = crate::coord::syntax::local_binding(self.p, at, n, *pos)
             && let Some(init) = &b.init
         {
             walk_expr(init, &mut |x| {
@@ -361,7 +361,7 @@ impl<'p> Coord<'p> {
         let Some(root) = root_name(r) else {
             return false;
         };
-        let Some(init) = super::syntax::local_binding(self.p, at, &root, read.span.start)
+        let Some(init) = crate::coord::syntax::local_binding(self.p, at, &root, read.span.start)
             .and_then(|b| b.init.as_ref())
         else {
             return false;
@@ -437,9 +437,14 @@ impl<'p> Coord<'p> {
                             }
                             let params = self.writes_params(t, 0, memo);
                             if params.iter().any(|&j| {
-                                super::syntax::param_to_arg(self.p, t, receiver.as_deref(), j)
-                                    .and_then(|j| args.get(j))
-                                    .is_some_and(|a| !atoms_of(&a.value).is_disjoint(atoms))
+                                crate::coord::syntax::param_to_arg(
+                                    self.p,
+                                    t,
+                                    receiver.as_deref(),
+                                    j,
+                                )
+                                .and_then(|j| args.get(j))
+                                .is_some_and(|a| !atoms_of(&a.value).is_disjoint(atoms))
                             }) {
                                 found = Some(self_loc(self, f, x));
                                 return;
@@ -529,7 +534,7 @@ impl<'p> Coord<'p> {
                                     continue;
                                 }
                                 for j in self.writes_params(t, depth + 1, memo) {
-                                    if let Some(a) = super::syntax::param_to_arg(
+                                    if let Some(a) = crate::coord::syntax::param_to_arg(
                                         self.p,
                                         t,
                                         receiver.as_deref(),
@@ -658,7 +663,7 @@ fn self_loc(co: &Coord, f: FnRef, x: &Expr) -> Loc {
 }
 
 fn push_lambda<'p>(co: &Coord<'p>, f: FnRef, id: usize, out: &mut Vec<(FnRef, &'p Expr)>) {
-    out.extend(super::syntax::body_exprs(
+    out.extend(crate::coord::syntax::body_exprs(
         co.p,
         FnRef {
             unit: f.unit,
@@ -800,7 +805,9 @@ const INFRA_NAMES: &[&str] = &[
 /// with (`invoice.status == PAID` -> status, paid).
 fn read_words(read: &Expr, cond: &Expr) -> Vec<String> {
     let mut w = match &read.kind {
-        ExprKind::Call { name, .. } | ExprKind::Field { name, .. } => super::words::words(name),
+        ExprKind::Call { name, .. } | ExprKind::Field { name, .. } => {
+            crate::coord::words::words(name)
+        }
         _ => Vec::new(),
     };
     walk_expr(cond, &mut |x| {
@@ -811,7 +818,7 @@ fn read_words(read: &Expr, cond: &Expr) -> Vec<String> {
                 if !side.span.contains(read.span)
                     && let Some(p) = side.path_text()
                 {
-                    w.extend(super::words::words(crate::facts::simple_name(&p)));
+                    w.extend(crate::coord::words::words(crate::facts::simple_name(&p)));
                 }
             }
         }
@@ -833,7 +840,7 @@ fn related(read: &[String], write_name: &str) -> bool {
         "done",
         "handled",
     ];
-    let generic_write = super::words::words(write_name)
+    let generic_write = crate::coord::words::words(write_name)
         .first()
         .is_some_and(|f| GENERIC_WRITES.contains(&f.as_str()));
     generic_write
@@ -866,7 +873,7 @@ fn related_by_words(read: &[String], write_name: &str) -> bool {
         .filter(|w| !READ_FILLER.contains(&w.as_str()) && w.len() > 2)
         .map(|w| stem(w))
         .collect();
-    super::words::words(write_name)
+    crate::coord::words::words(write_name)
         .iter()
         .filter(|w| !WRITE_FILLER.contains(&w.as_str()) && w.len() > 2)
         .any(|w| rs.contains(&stem(w)))
@@ -936,29 +943,30 @@ fn is_request_building(co: &Coord, at: FnRef, receiver: Option<&Expr>, name: &st
                     .any(|b| crate::facts::simple_name(ty).ends_with(b));
             }
             ExprKind::Name(n) => {
-                let ty = super::syntax::local_binding(co.p, at, n, usize::MAX).and_then(|b| {
-                    b.ty.clone().or_else(|| {
-                        b.init.as_ref().and_then(|i| match &peel(i).kind {
-                            ExprKind::New { ty, .. } => Some(ty.to_string()),
-                            ExprKind::Call { name, receiver, .. } => {
-                                if matches!(name.as_str(), "builder" | "newBuilder") {
-                                    Some("Builder".into())
-                                } else if matches!(
-                                    name.as_str(),
-                                    "new" | "with_capacity" | "default"
-                                ) {
-                                    // `HashMap::new()`, `Vec::with_capacity(n)`.
-                                    receiver.as_deref().and_then(|r| r.path_text())
-                                } else if receiver.is_none() {
-                                    Some(name.to_string())
-                                } else {
-                                    None
+                let ty =
+                    crate::coord::syntax::local_binding(co.p, at, n, usize::MAX).and_then(|b| {
+                        b.ty.clone().or_else(|| {
+                            b.init.as_ref().and_then(|i| match &peel(i).kind {
+                                ExprKind::New { ty, .. } => Some(ty.to_string()),
+                                ExprKind::Call { name, receiver, .. } => {
+                                    if matches!(name.as_str(), "builder" | "newBuilder") {
+                                        Some("Builder".into())
+                                    } else if matches!(
+                                        name.as_str(),
+                                        "new" | "with_capacity" | "default"
+                                    ) {
+                                        // `HashMap::new()`, `Vec::with_capacity(n)`.
+                                        receiver.as_deref().and_then(|r| r.path_text())
+                                    } else if receiver.is_none() {
+                                        Some(name.to_string())
+                                    } else {
+                                        None
+                                    }
                                 }
-                            }
-                            _ => None,
+                                _ => None,
+                            })
                         })
-                    })
-                });
+                    });
                 return ty.is_some_and(|t| {
                     BUILT
                         .iter()
@@ -1018,7 +1026,7 @@ fn under_not(cond: &Expr, read: crate::facts::Span, co: &Coord, at: FnRef) -> bo
                 yes = true;
             }
             if let ExprKind::Name(n) = &peel(operand).kind
-                && super::syntax::local_binding(co.p, at, n, x.span.start)
+                && crate::coord::syntax::local_binding(co.p, at, n, x.span.start)
                     .and_then(|b| b.init.as_ref())
                     .is_some_and(|i| i.span.contains(read))
             {

@@ -7,6 +7,25 @@ use crate::finding::{Finding, Label};
 use crate::flow::{FlowKind, KeyFlow};
 use crate::hash::HashSet;
 
+use super::meta::{Need, Rule, RuleMeta};
+use crate::finding::Severity;
+
+/// IDEM001: what it is, how it is reported, what it needs.
+pub static META: RuleMeta = RuleMeta {
+    id: Rule::KeyInInterceptor,
+    code: CODE,
+    name: "key-generated-in-interceptor",
+    summary: "An idempotency key is made from a random or time value inside an HTTP interceptor, middleware or filter, which runs again for every attempt",
+    severity: Severity::Error,
+    default_enabled: true,
+    doc: include_str!("IDEM001.md"),
+    precision: "high",
+    security_severity: "7.5",
+    tags: &["correctness", "payments", "idempotency", "retry"],
+    home: module_path!(),
+    needs: &[Need::KeyFlows],
+};
+
 pub const CODE: &str = "IDEM001";
 
 pub const HELP: &str = "compute the key once per business operation, before the request is sent, from its identity (e.g. a SHA-256 of customer id + billing period), and put it on the request or its context; the interceptor should only copy it onto the request and fail if it is missing, never invent one";

@@ -3,9 +3,31 @@
 //! replica (or concurrent run) reads "not done" before any of them writes.
 
 use super::ctx::Ctx;
-use crate::coord::{Coord, Reach, guards::CheckThenAct};
+use crate::coord::{Coord, Reach};
+use guards::CheckThenAct;
+
+pub mod guards;
 use crate::finding::{Finding, Label};
 use rayon::prelude::*;
+
+use super::meta::{Need, Rule, RuleMeta};
+use crate::finding::Severity;
+
+/// IDEM005: what it is, how it is reported, what it needs.
+pub static META: RuleMeta = RuleMeta {
+    id: Rule::CheckThenAct,
+    code: CODE,
+    name: "check-then-act-billing-guard",
+    summary: "An \"already done?\" read guards a charge that is marked done only afterwards, with no lock or atomic claim: concurrent runs all pass the check",
+    severity: Severity::Error,
+    default_enabled: true,
+    doc: include_str!("IDEM005.md"),
+    precision: "medium",
+    security_severity: "7.0",
+    tags: &["correctness", "payments", "concurrency"],
+    home: module_path!(),
+    needs: &[Need::PostSites],
+};
 
 pub const CODE: &str = "IDEM005";
 

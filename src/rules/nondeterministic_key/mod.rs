@@ -8,6 +8,25 @@ use crate::finding::{Finding, Label};
 use crate::flow::{Flow, FlowKind, KeyFlow};
 use crate::hash::HashSet;
 
+use super::meta::{Need, Rule, RuleMeta};
+use crate::finding::Severity;
+
+/// IDEM008: what it is, how it is reported, what it needs.
+pub static META: RuleMeta = RuleMeta {
+    id: Rule::NondeterministicKey,
+    code: CODE,
+    name: "nondeterministic-idempotency-key",
+    summary: "An idempotency key is made from a random or time value once per operation: safe against transport retries of that request, not against restarts, replicas or retries above it",
+    severity: Severity::Warning,
+    default_enabled: false,
+    doc: include_str!("IDEM008.md"),
+    precision: "medium",
+    security_severity: "4.0",
+    tags: &["correctness", "payments", "idempotency", "pedantic"],
+    home: module_path!(),
+    needs: &[Need::KeyFlows],
+};
+
 pub const CODE: &str = "IDEM008";
 
 pub fn check(ctx: &Ctx, flow: &Flow, flows: &[KeyFlow], out: &mut Vec<Finding>) {
@@ -83,4 +102,16 @@ pub fn sink_label(ctx: &Ctx, fl: &KeyFlow, labels: &mut Vec<Label>) {
         span,
         message: "used as the idempotency key here".into(),
     });
+}
+
+/// One finding per expression: a value that another rule already reports (IDEM001 through the
+/// helper call that makes it, say) is not reported again by this pedantic rule.
+pub fn drop_claimed(findings: &mut Vec<Finding>) {
+    let claimed: HashSet<(usize, crate::facts::Span)> = findings
+        .iter()
+        .filter(|f| f.code != CODE)
+        .flat_map(|f| [Some((f.unit, f.span)), f.origin])
+        .flatten()
+        .collect();
+    findings.retain(|f| f.code != CODE || !claimed.contains(&(f.unit, f.span)));
 }

@@ -2,10 +2,31 @@
 //! replica) whose job reaches a money-moving call with no distributed lock or atomic claim
 //! before the money moves.
 
+pub mod jobs;
+
 use super::ctx::Ctx;
 use crate::coord::{Coord, Reach};
 use crate::finding::{Finding, Label};
 use crate::hash::HashSet;
+
+use super::meta::{Need, Rule, RuleMeta};
+use crate::finding::Severity;
+
+/// IDEM004: what it is, how it is reported, what it needs.
+pub static META: RuleMeta = RuleMeta {
+    id: Rule::SchedulerLock,
+    code: CODE,
+    name: "scheduler-without-distributed-lock",
+    summary: "A job started by a per-process scheduler (it runs in every replica) moves money with no distributed lock or atomic claim first",
+    severity: Severity::Error,
+    default_enabled: true,
+    doc: include_str!("IDEM004.md"),
+    precision: "high",
+    security_severity: "7.5",
+    tags: &["correctness", "payments", "concurrency", "scheduler"],
+    home: module_path!(),
+    needs: &[Need::PostSites],
+};
 
 pub const CODE: &str = "IDEM004";
 

@@ -7,6 +7,25 @@ use crate::coord::Coord;
 use crate::finding::{Finding, Label};
 use crate::hash::HashSet;
 
+use super::meta::{Need, Rule, RuleMeta};
+use crate::finding::Severity;
+
+/// IDEM007: what it is, how it is reported, what it needs.
+pub static META: RuleMeta = RuleMeta {
+    id: Rule::PaymentPost,
+    code: CODE,
+    name: "payment-post-without-idempotency-key",
+    summary: "A POST to a money-moving endpoint, or a payment SDK call that moves money, is sent with no idempotency key",
+    severity: Severity::Error,
+    default_enabled: true,
+    doc: include_str!("IDEM007.md"),
+    precision: "high",
+    security_severity: "7.5",
+    tags: &["correctness", "payments", "idempotency"],
+    home: module_path!(),
+    needs: &[Need::PostSites],
+};
+
 pub const CODE: &str = "IDEM007";
 
 pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {

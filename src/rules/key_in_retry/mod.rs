@@ -8,6 +8,41 @@ use crate::finding::{Finding, Label};
 use crate::flow::{FlowKind, KeyFlow};
 use crate::hash::HashSet;
 
+use super::meta::{Need, Rule, RuleMeta};
+use crate::finding::Severity;
+
+/// IDEM003: what it is, how it is reported, what it needs.
+pub static HELPER_META: RuleMeta = RuleMeta {
+    id: Rule::RetryCallsKeyMinter,
+    code: CODE_CALL,
+    name: "retry-calls-key-minting-function",
+    summary: "Code that runs again on every retry attempt calls a function that makes a new idempotency key on each call",
+    severity: Severity::Error,
+    default_enabled: true,
+    doc: include_str!("IDEM003.md"),
+    precision: "high",
+    security_severity: "7.5",
+    tags: &["correctness", "payments", "idempotency", "retry"],
+    home: module_path!(),
+    needs: &[Need::KeyFlows],
+};
+
+/// IDEM002: what it is, how it is reported, what it needs.
+pub static META: RuleMeta = RuleMeta {
+    id: Rule::KeyInRetryScope,
+    code: CODE_DIRECT,
+    name: "key-generated-in-retry-scope",
+    summary: "An idempotency key is made from a random or time value inside code that runs again on every retry attempt",
+    severity: Severity::Error,
+    default_enabled: true,
+    doc: include_str!("IDEM002.md"),
+    precision: "high",
+    security_severity: "7.5",
+    tags: &["correctness", "payments", "idempotency", "retry"],
+    home: module_path!(),
+    needs: &[Need::KeyFlows, Need::PostSites],
+};
+
 pub const CODE_DIRECT: &str = "IDEM002";
 pub const CODE_CALL: &str = "IDEM003";
 

@@ -11,6 +11,25 @@ use crate::flow::Taint;
 use crate::hash::HashSet;
 use crate::project::{FnRef, walk_expr, walk_stmts};
 
+use super::meta::{Need, Rule, RuleMeta};
+use crate::finding::Severity;
+
+/// IDEM006: what it is, how it is reported, what it needs.
+pub static META: RuleMeta = RuleMeta {
+    id: Rule::UnstableLockKey,
+    code: CODE,
+    name: "unstable-lock-key",
+    summary: "A distributed lock's key contains a host name, pod name, pid, random or clock value, so every replica or run takes a different lock",
+    severity: Severity::Error,
+    default_enabled: true,
+    doc: include_str!("IDEM006.md"),
+    precision: "high",
+    security_severity: "7.0",
+    tags: &["correctness", "payments", "concurrency", "lock"],
+    home: module_path!(),
+    needs: &[Need::LockKeys],
+};
+
 pub const CODE: &str = "IDEM006";
 
 pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
