@@ -433,3 +433,108 @@ fn rebuild(
     }
     Some((report, entry.checked))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    fn aged(p: &Path, text: &str, age: u64) {
+        std::fs::write(p, text).unwrap();
+        let f = std::fs::File::options().write(true).open(p).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(age))
+            .unwrap();
+    }
+
+    fn inputs(root: &Path, files: &[&Path]) -> Inputs {
+        let mut i = Inputs::new(root, "settings");
+        for f in files {
+            i.file("src", f);
+        }
+        i
+    }
+
+    #[test]
+    fn content_decides_and_metadata_is_only_the_fast_path() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("A.java");
+        aged(&a, "class A {}", 3600);
+        let first = inputs(d.path(), &[&a]).fingerprint(&[]);
+        assert_eq!(
+            first.seen.len(),
+            1,
+            "an old file is vouched for by its metadata"
+        );
+        // The same content with another modification time: the same fingerprint.
+        aged(&a, "class A {}", 60);
+        let touched = inputs(d.path(), &[&a]).fingerprint(&first.seen);
+        assert_eq!(touched.fingerprint, first.fingerprint);
+        // Other content: another fingerprint.
+        aged(&a, "class B {}", 60);
+        let edited = inputs(d.path(), &[&a]).fingerprint(&touched.seen);
+        assert_ne!(edited.fingerprint, first.fingerprint);
+        // Settings and buffers are part of it too.
+        let mut other = Inputs::new(d.path(), "other settings");
+        other.file("src", &a);
+        assert_ne!(other.fingerprint(&[]).fingerprint, edited.fingerprint);
+        // An editor's buffer counts by its text: the file's own text is the same input (so a
+        // saved buffer reuses the result), other text is not.
+        let buffer = |text: &str| {
+            let mut b = inputs(d.path(), &[]);
+            b.text("src", &a, text);
+            b.fingerprint(&[]).fingerprint
+        };
+        assert_eq!(buffer("class B {}"), edited.fingerprint);
+        assert_ne!(buffer("class C {}"), edited.fingerprint);
+    }
+
+    #[test]
+    fn a_file_just_written_is_not_vouched_for() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("A.java");
+        std::fs::write(&a, "class A {}").unwrap();
+        let fp = inputs(d.path(), &[&a]).fingerprint(&[]);
+        assert!(fp.seen.is_empty(), "modified within {RACY_NANOS} ns");
+        // So a later edit in the same clock tick is still seen: the file is hashed again.
+        std::fs::write(&a, "class B {}").unwrap();
+        assert_ne!(
+            inputs(d.path(), &[&a]).fingerprint(&fp.seen).fingerprint,
+            fp.fingerprint
+        );
+    }
+
+    #[test]
+    fn an_entry_is_read_back_only_for_its_own_fingerprint() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("A.java");
+        aged(&a, "class A {}", 3600);
+        let cache = Cache::new(d.path().join(DIR_NAME));
+        let report = Report {
+            checked_paths: vec![a.clone()],
+            files_checked: 1,
+            ..Report::default()
+        };
+        let Err(miss) = cache.load("slot", &inputs(d.path(), &[&a]), &[], Vec::new()) else {
+            panic!("an empty cache answered");
+        };
+        cache.store("slot", miss, &report);
+        let (back, checked) = cache
+            .load("slot", &inputs(d.path(), &[&a]), &[], Vec::new())
+            .ok()
+            .expect("a stored entry is read back");
+        assert_eq!(checked, vec![a.clone()]);
+        assert_eq!(back.files_checked, 1);
+        // Another slot, or other inputs, miss.
+        assert!(
+            cache
+                .load("other", &inputs(d.path(), &[&a]), &[], Vec::new())
+                .is_err()
+        );
+        aged(&a, "class Changed {}", 3600);
+        assert!(
+            cache
+                .load("slot", &inputs(d.path(), &[&a]), &[], Vec::new())
+                .is_err()
+        );
+    }
+}
