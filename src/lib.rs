@@ -21,6 +21,7 @@ pub mod flow;
 pub mod gate;
 pub mod hash;
 pub mod lang;
+pub mod lex;
 pub mod needles;
 pub mod outbound;
 pub mod project;

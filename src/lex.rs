@@ -1,0 +1,375 @@
+//! The lexical pass (issue 16 item 2, first step; see `docs/design/evidence-first.md`): one
+//! byte-level scan per file that finds its identifiers and string literal pieces without
+//! parsing, for Java, Kotlin and Rust. It is meant to decide which files a rule's evidence can
+//! be in, so it must find a superset of the names the parser's facts hold: comments are
+//! skipped, but everything code-like is kept, including the code inside Kotlin string
+//! templates (`"${order.id}"`, `"$key"`).
+//!
+//! Not yet used by the rules: `tests/lex.rs` checks it finds every name the facts hold, on the
+//! fixtures (and, `--ignored`, on any code), and times it.
+
+use crate::facts::Lang;
+
+/// What the lexical pass finds in one file. Slices borrow the file's text.
+#[derive(Default, Debug)]
+pub struct Lexed<'a> {
+    /// Identifiers in order of appearance (repeats included; Kotlin backtick names without
+    /// their backticks, Rust raw identifiers with their `r#`).
+    pub idents: Vec<&'a str>,
+    /// String literal pieces as written between their quotes (escapes not decoded; a Kotlin
+    /// template contributes its literal pieces, its code goes to `idents`).
+    pub strings: Vec<&'a str>,
+}
+
+/// Lexes `text` as `lang`. Never panics, whatever the bytes; unterminated literals and
+/// comments run to the end of the file.
+pub fn lex(lang: Lang, text: &str) -> Lexed<'_> {
+    let mut l = Lexer {
+        b: text.as_bytes(),
+        text,
+        i: 0,
+        lang,
+        out: Lexed::default(),
+    };
+    l.code(None);
+    l.out
+}
+
+struct Lexer<'a> {
+    b: &'a [u8],
+    text: &'a str,
+    i: usize,
+    lang: Lang,
+    out: Lexed<'a>,
+}
+
+fn ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+fn ident_continue(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+impl<'a> Lexer<'a> {
+    fn at(&self, k: usize) -> u8 {
+        self.b.get(self.i + k).copied().unwrap_or(0)
+    }
+
+    fn starts(&self, s: &str) -> bool {
+        self.b[self.i..].starts_with(s.as_bytes())
+    }
+
+    /// A slice of the text; boundaries that are not on a character (possible only in broken
+    /// input) widen to the nearest ones.
+    fn slice(&self, mut a: usize, mut b: usize) -> &'a str {
+        while a > 0 && !self.text.is_char_boundary(a) {
+            a -= 1;
+        }
+        while b < self.text.len() && !self.text.is_char_boundary(b) {
+            b += 1;
+        }
+        &self.text[a.min(b)..b]
+    }
+
+    /// Code until the end of the text, or (inside a Kotlin `${..}`) until the `}` that closes
+    /// the template, which is consumed.
+    fn code(&mut self, template: Option<()>) {
+        let mut depth = 0usize;
+        while self.i < self.b.len() {
+            let c = self.b[self.i];
+            match c {
+                b'/' if self.at(1) == b'/' => self.line_comment(),
+                b'/' if self.at(1) == b'*' => self.block_comment(),
+                b'"' => self.string(1),
+                b'$' if self.lang == Lang::Kotlin && self.dollar_string() => {}
+                b'\'' => self.quote(),
+                b'`' if self.lang == Lang::Kotlin => self.backtick(),
+                b'{' => {
+                    depth += 1;
+                    self.i += 1;
+                }
+                b'}' => {
+                    self.i += 1;
+                    if template.is_some() {
+                        if depth == 0 {
+                            return;
+                        }
+                        depth -= 1;
+                    }
+                }
+                b'r' if self.lang == Lang::Rust && self.rust_raw() => {}
+                b'b' | b'c' if self.lang == Lang::Rust && matches!(self.at(1), b'"' | b'\'') => {
+                    self.i += 1;
+                }
+                b'b' if self.lang == Lang::Rust && self.at(1) == b'r' && self.rust_raw_at(1) => {}
+                c if c.is_ascii_digit() => {
+                    // A number, with its suffix and exponent letters (`10L`, `1e9`, `0xff_u8`).
+                    while self.i < self.b.len() {
+                        let d = self.b[self.i];
+                        // A `.` belongs to the number only before a digit (`1.5`, not `0..n`).
+                        let fraction = d == b'.' && self.at(1).is_ascii_digit();
+                        if !(ident_continue(d) || fraction) {
+                            break;
+                        }
+                        self.i += 1;
+                    }
+                }
+                c if ident_start(c) => {
+                    let s = self.i;
+                    while self.i < self.b.len() && ident_continue(self.b[self.i]) {
+                        self.i += 1;
+                    }
+                    self.out.idents.push(self.slice(s, self.i));
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    fn line_comment(&mut self) {
+        while self.i < self.b.len() && self.b[self.i] != b'\n' {
+            self.i += 1;
+        }
+    }
+
+    /// `/* .. */`, nested in Kotlin and Rust.
+    fn block_comment(&mut self) {
+        let nests = self.lang != Lang::Java;
+        self.i += 2;
+        let mut depth = 1;
+        while self.i < self.b.len() {
+            if self.starts("*/") {
+                self.i += 2;
+                depth -= 1;
+                if depth == 0 {
+                    return;
+                }
+            } else if nests && self.starts("/*") {
+                self.i += 2;
+                depth += 1;
+            } else {
+                self.i += 1;
+            }
+        }
+    }
+
+    /// A `"` string, or a triple-quoted text block (Java) / raw string (Kotlin). In Kotlin a
+    /// template takes `dollars` dollar signs (in `$$"..$${x}.."`, two).
+    fn string(&mut self, dollars: usize) {
+        if self.lang != Lang::Rust && self.starts("\"\"\"") {
+            self.i += 3;
+            let raw = self.lang == Lang::Kotlin;
+            self.string_body(b"\"\"\"", !raw, dollars);
+            return;
+        }
+        self.i += 1;
+        self.string_body(b"\"", true, dollars);
+    }
+
+    /// A Kotlin multi-dollar string (`$$"..."`) at the current byte.
+    fn dollar_string(&mut self) -> bool {
+        let mut k = 1;
+        while self.at(k) == b'$' {
+            k += 1;
+        }
+        if self.at(k) != b'"' {
+            return false;
+        }
+        self.i += k;
+        self.string(k);
+        true
+    }
+
+    /// The body of a string up to `close`; `escapes`: a backslash escapes the next byte.
+    /// Kotlin templates are lexed as code.
+    fn string_body(&mut self, close: &[u8], escapes: bool, dollars: usize) {
+        let mut piece = self.i;
+        while self.i < self.b.len() {
+            let c = self.b[self.i];
+            if escapes && c == b'\\' {
+                self.i += 2;
+                continue;
+            }
+            if self.b[self.i..].starts_with(close) {
+                // A raw string ends at the last of a run of quotes (`"""a""""` is `a"`).
+                if close.len() == 3 {
+                    while self.at(3) == b'"' {
+                        self.i += 1;
+                    }
+                }
+                self.out.strings.push(self.slice(piece, self.i));
+                self.i += close.len();
+                return;
+            }
+            if self.lang == Lang::Kotlin && c == b'$' {
+                // A run of dollars: as many as the string's templates take (the extra ones
+                // are literal) before a name or `{` start a template.
+                let mut k = 1;
+                while self.at(k) == b'$' {
+                    k += 1;
+                }
+                if k < dollars {
+                    self.i += k;
+                    continue;
+                }
+                if self.at(k) == b'{' {
+                    self.out.strings.push(self.slice(piece, self.i));
+                    self.i += k + 1;
+                    self.code(Some(()));
+                    piece = self.i;
+                    continue;
+                }
+                if ident_start(self.at(k)) {
+                    self.out.strings.push(self.slice(piece, self.i));
+                    self.i += k;
+                    let s = self.i;
+                    while self.i < self.b.len()
+                        && ident_continue(self.b[self.i])
+                        && self.b[self.i] != b'$'
+                    {
+                        self.i += 1;
+                    }
+                    self.out.idents.push(self.slice(s, self.i));
+                    piece = self.i;
+                    continue;
+                }
+            }
+            self.i += 1;
+        }
+        self.out.strings.push(self.slice(piece, self.i));
+    }
+
+    /// `'x'`, `'\n'`, `'\u{1F600}'`, or a Rust lifetime / label (`'a`, `'outer:`).
+    fn quote(&mut self) {
+        if self.lang == Lang::Rust && ident_start(self.at(1)) {
+            // `'a'` is a char; `'a` and `'static` are lifetimes.
+            let mut k = 2;
+            while ident_continue(self.at(k)) {
+                k += 1;
+            }
+            if self.at(k) != b'\'' {
+                self.i += k;
+                return;
+            }
+        }
+        self.i += 1;
+        while self.i < self.b.len() {
+            match self.b[self.i] {
+                b'\\' => self.i += 2,
+                b'\'' => {
+                    self.i += 1;
+                    return;
+                }
+                b'\n' => return,
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// A Kotlin backtick name: `` `when` ``, `` `a test name` ``.
+    fn backtick(&mut self) {
+        let s = self.i + 1;
+        self.i += 1;
+        while self.i < self.b.len() && self.b[self.i] != b'`' && self.b[self.i] != b'\n' {
+            self.i += 1;
+        }
+        // (The front ends drop the spaces a name ends with.)
+        self.out.idents.push(self.slice(s, self.i).trim_end());
+        self.i += 1;
+    }
+
+    /// `r"..."`, `r#"..."#` or a raw identifier `r#match` at the current byte.
+    fn rust_raw(&mut self) -> bool {
+        self.rust_raw_at(0)
+    }
+
+    fn rust_raw_at(&mut self, k: usize) -> bool {
+        let mut j = k + 1;
+        let mut hashes = 0;
+        while self.at(j) == b'#' {
+            hashes += 1;
+            j += 1;
+        }
+        if self.at(j) == b'"' {
+            self.i += j + 1;
+            let mut close = vec![b'"'];
+            close.extend(std::iter::repeat_n(b'#', hashes));
+            self.string_body(&close, false, 1);
+            return true;
+        }
+        if hashes == 1 && k == 0 && ident_start(self.at(j)) {
+            // `r#type`, as written (the facts name it so too).
+            let s = self.i;
+            self.i += j;
+            while self.i < self.b.len() && ident_continue(self.b[self.i]) {
+                self.i += 1;
+            }
+            self.out.idents.push(self.slice(s, self.i));
+            return true;
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_are_skipped_code_and_strings_kept() {
+        let l = lex(
+            Lang::Java,
+            "// charge() here\nclass A { /* UUID */ String k = \"Idem\\\"potency\"; int n = 10L; }",
+        );
+        assert_eq!(l.idents, ["class", "A", "String", "k", "int", "n"]);
+        assert_eq!(l.strings, ["Idem\\\"potency"]);
+        let tb = lex(
+            Lang::Java,
+            "String s = \"\"\"\n  {\"a\": 1}\n  \"\"\"; f();",
+        );
+        assert_eq!(tb.idents, ["String", "s", "f"]);
+        assert_eq!(tb.strings, ["\n  {\"a\": 1}\n  "]);
+    }
+
+    #[test]
+    fn kotlin_templates_are_code() {
+        let l = lex(
+            Lang::Kotlin,
+            "val k = \"charge-${order.id}-$period\" /* a /* nested */ comment */ `when`()",
+        );
+        assert_eq!(l.idents, ["val", "k", "order", "id", "period", "when"]);
+        assert_eq!(l.strings, ["charge-", "-", ""]);
+        let raw = lex(Lang::Kotlin, r#"x("""a\n ${f("}")} b"""")"#);
+        assert_eq!(raw.idents, ["x", "f"]);
+        assert_eq!(raw.strings, ["a\\n ", "}", " b\""]);
+        let dollars = lex(
+            Lang::Kotlin,
+            "$$\"$$parent$$$full ${x} $y\".endsWith(\"}\")",
+        );
+        assert_eq!(dollars.idents, ["parent", "full", "endsWith"]);
+        assert_eq!(dollars.strings, ["", "", " ${x} $y", "}"]);
+    }
+
+    #[test]
+    fn rust_raw_strings_chars_and_lifetimes() {
+        let l = lex(
+            Lang::Rust,
+            "fn f<'a>(x: &'a str) -> char { let r#type = r#\"a\"b\"#; let c = 'x'; b\"y\"; 'z' }",
+        );
+        assert_eq!(
+            l.idents,
+            ["fn", "f", "x", "str", "char", "let", "r#type", "let", "c"]
+        );
+        assert_eq!(l.strings, ["a\"b", "y"]);
+    }
+
+    #[test]
+    fn broken_input_runs_to_the_end_without_panicking() {
+        for text in ["\"open", "/* open", "'", "r#\"", "`", "\"${", "é\"é", "\\"] {
+            for lang in [Lang::Java, Lang::Kotlin, Lang::Rust] {
+                let _ = lex(lang, text);
+            }
+        }
+    }
+}

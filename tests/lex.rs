@@ -1,0 +1,194 @@
+//! The lexical pass finds every name the parser's facts hold (issue 16 item 2): a file whose
+//! identifiers hold none of a rule's evidence cannot hold that evidence in its facts either.
+//! Checked on every fixture file; the few names the front ends make up are listed.
+
+use idemlint::facts::{Expr, ExprKind, FileFacts, Lang, simple_name};
+use idemlint::walk::{walk_expr, walk_lets, walk_stmts};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if Lang::from_path(&p).is_some() {
+            out.push(p);
+        }
+    }
+}
+
+/// The identifier-like names in `facts`: declarations, calls, names, fields, types built,
+/// macros and annotations (the last segment of a qualified one).
+fn names(facts: &FileFacts) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut add = |n: &str| {
+        let n = simple_name(n);
+        if !n.is_empty() {
+            out.insert(n.to_string());
+        }
+    };
+    let mut exprs: Vec<&Expr> = Vec::new();
+    for f in &facts.functions {
+        if let Some(n) = &f.name {
+            add(n);
+        }
+        for a in &f.annotations {
+            add(&a.name);
+        }
+        walk_stmts(&f.body, &mut |e| exprs.push(e));
+        walk_lets(&f.body, &mut |b| add(&b.name));
+    }
+    for t in &facts.types {
+        if let Some(n) = &t.name {
+            add(n);
+        }
+        for a in &t.annotations {
+            add(&a.name);
+        }
+        for b in &t.fields {
+            add(&b.name);
+            if let Some(i) = &b.init {
+                walk_expr(i, &mut |e| exprs.push(e));
+            }
+        }
+    }
+    for b in &facts.globals {
+        add(&b.name);
+        if let Some(i) = &b.init {
+            walk_expr(i, &mut |e| exprs.push(e));
+        }
+    }
+    walk_stmts(&facts.top_level, &mut |e| exprs.push(e));
+    for e in exprs {
+        match &e.kind {
+            ExprKind::Name(n) => add(n),
+            ExprKind::Field { name, .. } | ExprKind::Call { name, .. } => add(name),
+            ExprKind::Macro { name, .. } => add(name),
+            ExprKind::New { ty, .. } => {
+                let t = simple_name(ty);
+                add(t.split(['<', '[', '(', '?']).next().unwrap_or(t))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Names the front ends make up rather than read: Kotlin calls a function value through
+/// `invoke`, lowers operators and loops to the functions they call and names a
+/// `companion object` `Companion`.
+const MADE_UP: &[&str] = &[
+    "invoke",
+    "get",
+    "set",
+    "contains",
+    "iterator",
+    "next",
+    "hasNext",
+    "rangeTo",
+    "compareTo",
+    "plus",
+    "minus",
+    "times",
+    "div",
+    "not",
+    "unaryMinus",
+    "equals",
+    "this",
+    "self",
+    "super",
+    "Companion",
+];
+
+/// Is `n` a name of the text as the front ends see it? Besides the made-up names: a Rust
+/// tuple field (`pair.0`) is a number; Kotlin property getters and `init` blocks are functions
+/// named `<get-x>`, `<init>`; the Kotlin front end's grammar patches overwrite letters with `_`
+/// in place (`value` -> `_alue`, `suspend` -> `_uspend`, `$$` -> `__`, also inside backtick
+/// names); a template whose code holds a lambda keeps its `${` in the name it lowers to.
+fn accounted(n: &str, idents: &BTreeSet<&str>) -> bool {
+    let patched =
+        |i: &&str| i.len() == n.len() && i.bytes().zip(n.bytes()).all(|(a, b)| a == b || b == b'_');
+    // Type text in a name (`String[]::new`, a Rust `(Option<..>, ..)` path) counts by its type.
+    let bare = n
+        .strip_prefix("${")
+        .unwrap_or(n)
+        .trim_start_matches(['(', '&', '*']);
+    let bare = bare.trim_end_matches("[]");
+    let trimmed = bare.trim_end_matches('_');
+    idents.contains(bare)
+        || MADE_UP.contains(&bare)
+        || n.starts_with('<')
+        || n.bytes().all(|b| b.is_ascii_digit())
+        || (n.contains('_') && idents.iter().any(patched))
+        || (trimmed.len() < bare.len() && idents.contains(trimmed))
+}
+
+/// (names checked, names missing) over the sources under `dirs`.
+fn check(dirs: &[PathBuf]) -> (usize, Vec<String>) {
+    let mut files = Vec::new();
+    for d in dirs {
+        sources(d, &mut files);
+    }
+    files.sort();
+    let mut missing: Vec<String> = Vec::new();
+    let mut checked = 0;
+    let (mut lex_time, mut bytes) = (0.0, 0usize);
+    for path in &files {
+        let lang = Lang::from_path(path).unwrap();
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let Some(parsed) = idemlint::lang::parse_and_lower(lang, &text) else {
+            continue;
+        };
+        let clock = std::time::Instant::now();
+        let lexed = idemlint::lex::lex(lang, &text);
+        lex_time += clock.elapsed().as_secs_f64();
+        bytes += text.len();
+        let idents: BTreeSet<&str> = lexed.idents.iter().copied().collect();
+        for n in names(&parsed.facts) {
+            checked += 1;
+            if !accounted(&n, &idents) {
+                missing.push(format!("{}: {n}", path.display()));
+            }
+        }
+    }
+    eprintln!(
+        "lexed {} files, {:.1} MB in {lex_time:.3} s on one thread",
+        files.len(),
+        bytes as f64 / 1e6
+    );
+    (checked, missing)
+}
+
+#[test]
+fn every_name_in_the_facts_is_an_identifier_of_the_text() {
+    let (checked, missing) = check(&[Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")]);
+    assert!(checked > 20_000, "{checked}");
+    assert!(
+        missing.is_empty(),
+        "{} of {checked} names are not identifiers of their file:\n{}",
+        missing.len(),
+        missing.join("\n")
+    );
+}
+
+/// The same on other code: `IDEMLINT_LEX_DIRS=/path/a:/path/b cargo test --release --test lex
+/// -- --ignored` (real repositories, the bench corpus).
+#[test]
+#[ignore]
+fn every_name_in_the_facts_of_other_code_is_an_identifier() {
+    let dirs: Vec<PathBuf> = std::env::var("IDEMLINT_LEX_DIRS")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    let (checked, missing) = check(&dirs);
+    eprintln!("{checked} names, {} missing", missing.len());
+    for m in missing.iter().take(40) {
+        eprintln!("  {m}");
+    }
+    assert!(missing.is_empty());
+}
