@@ -62,7 +62,9 @@ impl<'a> Lexer<'a> {
 
     /// A slice of the text; boundaries that are not on a character (possible only in broken
     /// input) widen to the nearest ones.
-    fn slice(&self, mut a: usize, mut b: usize) -> &'a str {
+    fn slice(&self, a: usize, b: usize) -> &'a str {
+        // (An escape at the very end steps past it.)
+        let (mut a, mut b) = (a.min(self.text.len()), b.min(self.text.len()));
         while a > 0 && !self.text.is_char_boundary(a) {
             a -= 1;
         }
@@ -366,7 +368,24 @@ mod tests {
 
     #[test]
     fn broken_input_runs_to_the_end_without_panicking() {
-        for text in ["\"open", "/* open", "'", "r#\"", "`", "\"${", "é\"é", "\\"] {
+        for text in [
+            "\"open",
+            "/* open",
+            "'",
+            "r#\"",
+            "`",
+            "\"${",
+            "é\"é",
+            "\\",
+            "\"a\\",
+            "'\\",
+            "\"\"\"a\\",
+            "$$\"$",
+            "\"${\"",
+            "b'",
+            "br#",
+            "r#",
+        ] {
             for lang in [Lang::Java, Lang::Kotlin, Lang::Rust] {
                 let _ = lex(lang, text);
             }
