@@ -85,6 +85,19 @@ pub struct Discovered {
     pub settings: Vec<PathBuf>,
 }
 
+impl Discovered {
+    /// Adds what another walk (or another thread of this one) found.
+    fn absorb(&mut self, other: Discovered) {
+        self.candidates.extend(other.candidates);
+        self.errors.extend(other.errors);
+        self.configs.extend(other.configs);
+        self.settings.extend(other.settings);
+    }
+}
+
+/// What a path named on the command line that is no source file is told.
+pub const NOT_SOURCE: &str = "not a Java, Kotlin or Rust source file (.java, .kt, .kts, .rs)";
+
 /// Is this the name of a file that may hold idemlint's settings?
 fn settings_name(name: &str) -> bool {
     matches!(name, "idemlint.toml" | ".idemlint.toml" | "Cargo.toml")
@@ -114,8 +127,7 @@ pub fn discover_files(roots: &[PathBuf]) -> Discovered {
                 }),
                 None => found.errors.push(WalkError {
                     path: root.clone(),
-                    message: "not a Java, Kotlin or Rust source file (.java, .kt, .kts, .rs)"
-                        .into(),
+                    message: NOT_SOURCE.into(),
                 }),
             }
             continue;
@@ -153,10 +165,7 @@ pub fn discover_files(roots: &[PathBuf]) -> Discovered {
                 fn drop(&mut self) {
                     let part = std::mem::take(&mut self.0);
                     if let Ok(mut all) = self.1.lock() {
-                        all.candidates.extend(part.candidates);
-                        all.errors.extend(part.errors);
-                        all.configs.extend(part.configs);
-                        all.settings.extend(part.settings);
+                        all.absorb(part);
                     }
                 }
             }
@@ -193,11 +202,7 @@ pub fn discover_files(roots: &[PathBuf]) -> Discovered {
                 ignore::WalkState::Continue
             })
         });
-        let part = shared.into_inner().unwrap_or_default();
-        found.candidates.extend(part.candidates);
-        found.errors.extend(part.errors);
-        found.configs.extend(part.configs);
-        found.settings.extend(part.settings);
+        found.absorb(shared.into_inner().unwrap_or_default());
     }
     found.candidates.sort_by(|a, b| a.path.cmp(&b.path));
     found.candidates.dedup_by(|a, b| a.path == b.path);

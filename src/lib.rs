@@ -277,8 +277,7 @@ pub fn lint_project(
                 }),
                 None => walk_errors.push(discover::WalkError {
                     path: path.clone(),
-                    message: "not a Java, Kotlin or Rust source file (.java, .kt, .kts, .rs)"
-                        .into(),
+                    message: discover::NOT_SOURCE.into(),
                 }),
             }
         }
@@ -470,7 +469,7 @@ pub fn lint_sources(sources: Vec<(PathBuf, String)>, opts: &Options) -> Report {
             }
             None => Err(ToolError {
                 path,
-                message: "not a Java, Kotlin or Rust source file".into(),
+                message: discover::NOT_SOURCE.into(),
             }),
         })
         .collect();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{idemlint, stderr, stdout};
+use common::{fixture_repo, idemlint, source_files, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -13,25 +13,11 @@ const REFUND: &str = "src/main/java/com/acme/pay/refunds/RefundService.java";
 /// The trial's Java service in a fresh repository, its files dated an hour back (so that their
 /// modification times vouch for their content, as in a checkout some time ago).
 fn repo() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/context/java-service");
-    copy_dir(&from, d.path());
-    std::fs::create_dir_all(d.path().join(".git")).unwrap();
-    d
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-            age(&dest);
-        }
+    let d = fixture_repo("fixtures/context/java-service");
+    for f in source_files(d.path()) {
+        age(&f);
     }
+    d
 }
 
 fn age(p: &Path) {

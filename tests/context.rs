@@ -1,6 +1,9 @@
 //! Project context (issue 16 item 1): a file linted alone, by path or as an editor's buffer,
 //! gets exactly the findings the whole project's run has for it.
 
+mod common;
+
+use common::source_files;
 use idemlint::context::Scope;
 use idemlint::discover::is_test_path;
 use idemlint::report::json;
@@ -36,26 +39,6 @@ fn fixture_projects() -> Vec<PathBuf> {
     out
 }
 
-fn sources(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("java" | "kt" | "kts" | "rs")
-            ) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// The JSON findings of `report` in `file`, as a user reads them.
 fn findings_in(report: &Report, file: &Path, base: &Path) -> Vec<serde_json::Value> {
     let v: serde_json::Value = serde_json::from_str(&json::render(report, base)).unwrap();
@@ -79,7 +62,7 @@ fn every_fixture_file_alone_gets_its_project_findings() {
     let (mut files, mut with_findings) = (0, 0);
     for dir in fixture_projects() {
         let whole = lint_project(&dir, &Scope::new(std::slice::from_ref(&dir)), &[], &opts);
-        for f in sources(&dir) {
+        for f in source_files(&dir) {
             if is_test_path(f.strip_prefix(&dir).unwrap()) {
                 continue;
             }

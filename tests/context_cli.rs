@@ -4,50 +4,16 @@
 
 mod common;
 
-use common::{idemlint, stderr, stdout, write};
+use common::{copy_dir, fixture_repo as repo_with, idemlint, source_files, stderr, stdout, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// A copy of a fixture project inside a fresh repository (a `.git` directory marks it).
-fn repo_with(fixture: &str) -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
-    copy_dir(&from, d.path());
-    std::fs::create_dir_all(d.path().join(".git")).unwrap();
-    d
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
-}
-
+/// The sources of a scratch repository, relative to it.
 fn sources(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() && !p.ends_with(".git") {
-                stack.push(p);
-            } else if matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("java" | "kt" | "rs")
-            ) {
-                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
+    source_files(dir)
+        .into_iter()
+        .map(|p| p.strip_prefix(dir).unwrap().to_path_buf())
+        .collect()
 }
 
 /// The findings of a JSON run, each as the whole JSON object a user reads.

@@ -28,3 +28,49 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Copies the directory tree `from` into `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// A copy of a fixture directory (relative to the repository) in a fresh repository: a `.git`
+/// directory marks its root.
+pub fn fixture_repo(fixture: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture),
+        d.path(),
+    );
+    std::fs::create_dir_all(d.path().join(".git")).unwrap();
+    d
+}
+
+/// The Java, Kotlin and Rust sources below `dir` (not inside `.git`), sorted.
+pub fn source_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                if !p.ends_with(".git") {
+                    stack.push(p);
+                }
+            } else if idemlint::facts::Lang::from_path(&p).is_some() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
