@@ -237,12 +237,42 @@ pub fn lint_project(
             eprintln!("timing: {what} at {:.3} s", clock.elapsed().as_secs_f64());
         }
     };
+    let found = project_files(root, scope, overrides);
+    lap("walk and nested projects");
+    let candidates = select(found.candidates, opts);
+    let configs = select_configs(found.configs, opts);
+    let mut report = run_cached(root, candidates, found.errors, configs, overrides, opts);
+    lap("result");
+    // Only what lies in the named paths is reported (the rest of the project was context).
+    report.retain_scope(scope);
+    report.subprojects = found
+        .nested
+        .into_iter()
+        .filter(|n| scope.dirs().iter().any(|d| n.starts_with(d)))
+        .collect();
+    report
+}
+
+/// The files of the project at `root` that a run reads, whatever the scope reports on.
+struct ProjectFiles {
+    candidates: Vec<discover::Candidate>,
+    errors: Vec<discover::WalkError>,
+    configs: Vec<(PathBuf, bool)>,
+    /// Directories below the root with a configuration file of their own (left out).
+    nested: Vec<PathBuf>,
+}
+
+/// Walks the project at `root`, adds the named paths the walk skipped (ignored, hidden, build
+/// output) and the buffers not on disk, and leaves out the projects nested in it. Test files
+/// are judged from the project root, as the walk judges them; named files are marked
+/// explicit.
+fn project_files(
+    root: &Path,
+    scope: &context::Scope,
+    overrides: &[(PathBuf, String)],
+) -> ProjectFiles {
     let found = discover::discover_files(&[root.to_path_buf()]);
-    let (mut candidates, mut walk_errors, configs) =
-        (found.candidates, found.errors, found.configs);
-    lap("walk");
-    // Named paths the walk of the root skipped (ignored, hidden, build output), walked or
-    // named on their own; test files are judged from the project root, as the walk judges them.
+    let (mut candidates, mut errors) = (found.candidates, found.errors);
     let mut extra: Vec<PathBuf> = scope
         .dirs()
         .iter()
@@ -262,24 +292,22 @@ pub fn lint_project(
             .cloned(),
     );
     if !extra.is_empty() {
-        let (more, errors, _) = discover::discover_all(&extra);
-        walk_errors.extend(errors);
+        let (more, more_errors, _) = discover::discover_all(&extra);
+        errors.extend(more_errors);
         candidates.extend(more);
     }
-    for (path, _) in overrides {
-        if !path.exists() {
-            match facts::Lang::from_path(path) {
-                Some(lang) => candidates.push(discover::Candidate {
-                    path: path.clone(),
-                    lang,
-                    is_test: false,
-                    explicit: true,
-                }),
-                None => walk_errors.push(discover::WalkError {
-                    path: path.clone(),
-                    message: discover::NOT_SOURCE.into(),
-                }),
-            }
+    for (path, _) in overrides.iter().filter(|(p, _)| !p.exists()) {
+        match facts::Lang::from_path(path) {
+            Some(lang) => candidates.push(discover::Candidate {
+                path: path.clone(),
+                lang,
+                is_test: false,
+                explicit: true,
+            }),
+            None => errors.push(discover::WalkError {
+                path: path.clone(),
+                message: discover::NOT_SOURCE.into(),
+            }),
         }
     }
     candidates.sort_by(|a, b| a.path.cmp(&b.path).then(b.explicit.cmp(&a.explicit)));
@@ -289,66 +317,68 @@ pub fn lint_project(
     let nested = nested_projects(root, &found.settings);
     let outside = |p: &Path| nested.iter().any(|n| p.starts_with(n));
     candidates.retain(|c| !outside(&c.path));
-    let configs: Vec<(PathBuf, bool)> = configs.into_iter().filter(|(p, _)| !outside(p)).collect();
     for c in &mut candidates {
         c.is_test = discover::is_test_path(c.path.strip_prefix(root).unwrap_or(&c.path));
         c.explicit = scope.files().binary_search(&c.path).is_ok();
     }
-    walk_errors.retain(|e| {
-        let p = context::absolute(&e.path, root);
-        scope.contains(&p) && !outside(&p)
-    });
-    lap("nested projects");
-    let candidates = select(candidates, opts);
-    let configs = select_configs(configs, opts);
+    errors.retain(|e| !outside(&context::absolute(&e.path, root)));
+    let configs = found
+        .configs
+        .into_iter()
+        .filter(|(p, _)| !outside(p))
+        .collect();
+    ProjectFiles {
+        candidates,
+        errors,
+        configs,
+        nested,
+    }
+}
+
+/// Runs over the selected files of the project at `root`, or reads the result the cache
+/// remembers for exactly these inputs (and remembers a new one).
+fn run_cached(
+    root: &Path,
+    candidates: Vec<discover::Candidate>,
+    walk_errors: Vec<discover::WalkError>,
+    configs: Vec<PathBuf>,
+    overrides: &[(PathBuf, String)],
+    opts: &Options,
+) -> Report {
     // (The parse floor is a benchmark: it is never answered from memory.)
     let cache = (!opts.parse_only)
         .then(|| opts.cache.dir_for(root).map(cache::Cache::new))
         .flatten();
-    let slot = format!("{}\n{}", root.display(), settings_line(opts));
-    let mut inputs = cache::Inputs::new(root, &settings_line(opts));
-    if cache.is_some() {
-        for c in &candidates {
-            let what = if c.is_test { "test" } else { "src" };
-            match overrides.iter().find(|(p, _)| *p == c.path) {
-                Some((p, text)) => inputs.text(what, p, text),
-                None => inputs.file(what, &c.path),
-            }
-        }
-        for p in &configs {
-            inputs.file("config", p);
-        }
-        for e in &walk_errors {
-            inputs.line(format!("walk-error {} {}", e.path.display(), e.message));
+    let Some(cache) = cache else {
+        return run_selected(&candidates, walk_errors, &configs, overrides, opts);
+    };
+    let settings = settings_line(opts);
+    let slot = format!("{}\n{settings}", root.display());
+    let mut inputs = cache::Inputs::new(root, &settings);
+    for c in &candidates {
+        let what = if c.is_test { "test" } else { "src" };
+        match overrides.iter().find(|(p, _)| *p == c.path) {
+            Some((p, text)) => inputs.text(what, p, text),
+            None => inputs.file(what, &c.path),
         }
     }
-    let rule_levels = rule_levels(&opts.config);
-    let looked_up = cache
-        .as_ref()
-        .map(|c| c.load(&slot, &inputs, overrides, rule_levels));
-    lap("cache lookup");
-    let mut report = match looked_up {
-        Some(Ok((mut report, checked))) => {
+    for p in &configs {
+        inputs.file("config", p);
+    }
+    for e in &walk_errors {
+        inputs.line(format!("walk-error {} {}", e.path.display(), e.message));
+    }
+    match cache.load(&slot, &inputs, overrides, rule_levels(&opts.config)) {
+        Ok((mut report, checked)) => {
             report.checked_paths = checked;
             report
         }
-        Some(Err(miss)) => {
+        Err(miss) => {
             let report = run_selected(&candidates, walk_errors, &configs, overrides, opts);
-            if let Some(c) = &cache {
-                c.store(&slot, miss, &report);
-            }
+            cache.store(&slot, miss, &report);
             report
         }
-        None => run_selected(&candidates, walk_errors, &configs, overrides, opts),
-    };
-    // Only what lies in the named paths is reported (the rest of the project was context).
-    report.retain_scope(scope);
-    lap("result");
-    report.subprojects = nested
-        .into_iter()
-        .filter(|n| scope.dirs().iter().any(|d| n.starts_with(d)))
-        .collect();
-    report
+    }
 }
 
 /// Everything in the options that changes findings, as one line of the cache fingerprint.
