@@ -1,6 +1,11 @@
 //! IDEM005 check-then-act-billing-guard: an "already done?" read that returns early, then
 //! money moves, then a write marks the same thing done, with no lock or atomic claim: every
 //! replica (or concurrent run) reads "not done" before any of them writes.
+//!
+//! Where it decides: [`guards`] finds the guards, the money after them and the mark
+//! (`Coord::check_then_act`), using the shared ordered walk in `coord/events.rs` for what
+//! the guarded path reaches; [`check`] writes the message. The documentation is `IDEM005.md`
+//! beside this file.
 
 use super::ctx::Ctx;
 use crate::coord::{Coord, Reach};

@@ -1,6 +1,13 @@
 //! IDEM004 scheduler-without-distributed-lock: a per-process scheduler (it runs in every
 //! replica) whose job reaches a money-moving call with no distributed lock or atomic claim
 //! before the money moves.
+//!
+//! Where it decides: [`jobs`] finds the jobs (`Coord::jobs`: annotations, scheduling calls,
+//! start-up tasks, sleep loops, Quartz) and starts the walk from each (`Coord::job_reach`);
+//! the shared ordered walk in `coord/events.rs` (`Coord::reach_fn`) answers whether money or
+//! a lock/claim comes first, with the money, lock and claim APIs from
+//! `rules/catalog/coordination.toml`; [`check`] reports a job whose answer is money and
+//! writes the message. The documentation is `IDEM004.md` beside this file.
 
 pub mod jobs;
 
