@@ -19,6 +19,20 @@ pub struct Lexed<'a> {
     /// String literal pieces as written between their quotes (escapes not decoded; a Kotlin
     /// template contributes its literal pieces, its code goes to `idents`).
     pub strings: Vec<&'a str>,
+    /// Names of the types the file declares (`class X`, `interface X`, `enum X`, `record X`,
+    /// Kotlin `object X` and `companion object` as `Companion`, Rust `struct`/`enum`/`trait`/
+    /// `union`), in order: the first piece of the outline. Not Rust `impl` blocks and not
+    /// anonymous classes, which declare no name.
+    pub types: Vec<&'a str>,
+}
+
+/// Keywords after which the next name is a declared type.
+fn type_keyword(lang: Lang, w: &str) -> bool {
+    match lang {
+        Lang::Java => matches!(w, "class" | "interface" | "enum" | "record"),
+        Lang::Kotlin => matches!(w, "class" | "interface" | "object"),
+        Lang::Rust => matches!(w, "struct" | "enum" | "trait" | "union"),
+    }
 }
 
 /// Lexes `text` as `lang`. Never panics, whatever the bytes; unterminated literals and
@@ -30,6 +44,8 @@ pub fn lex(lang: Lang, text: &str) -> Lexed<'_> {
         i: 0,
         lang,
         out: Lexed::default(),
+        pending: None,
+        before: 0,
     };
     l.code(None);
     l.out
@@ -41,6 +57,10 @@ struct Lexer<'a> {
     i: usize,
     lang: Lang,
     out: Lexed<'a>,
+    /// A type keyword just read (its name may follow).
+    pending: Option<&'a str>,
+    /// The last byte of code before the current token that was not white space.
+    before: u8,
 }
 
 fn ident_start(c: u8) -> bool {
@@ -80,6 +100,12 @@ impl<'a> Lexer<'a> {
         let mut depth = 0usize;
         while self.i < self.b.len() {
             let c = self.b[self.i];
+            let comment = c == b'/' && matches!(self.at(1), b'/' | b'*');
+            let backtick = c == b'`' && self.lang == Lang::Kotlin;
+            if c == b'\n' || !(ident_start(c) || c.is_ascii_whitespace() || comment || backtick) {
+                // (A declared name is on its keyword's line.)
+                self.punct(c);
+            }
             match c {
                 b'/' if self.at(1) == b'/' => self.line_comment(),
                 b'/' if self.at(1) == b'*' => self.block_comment(),
@@ -122,10 +148,48 @@ impl<'a> Lexer<'a> {
                     while self.i < self.b.len() && ident_continue(self.b[self.i]) {
                         self.i += 1;
                     }
-                    self.out.idents.push(self.slice(s, self.i));
+                    let w = self.slice(s, self.i);
+                    self.out.idents.push(w);
+                    self.declaration(w);
+                    self.before = b'a';
                 }
                 _ => self.i += 1,
             }
+        }
+    }
+
+    /// Records `w` as a declared type name when it follows a type keyword, and notes a type
+    /// keyword (not `X.class`, `X::class`, a Kotlin `::class` or a `.object` member).
+    fn declaration(&mut self, w: &'a str) {
+        if let Some(kw) = self.pending.take() {
+            if type_keyword(self.lang, w) {
+                // `enum class X`, `annotation class X`: the last keyword counts.
+                self.pending = Some(w);
+                return;
+            }
+            let _ = kw;
+            // (Not a `macro_rules!` metavariable: `struct $name`.)
+            if !w.starts_with('$') {
+                self.out.types.push(w);
+            }
+            return;
+        }
+        if type_keyword(self.lang, w) && !matches!(self.before, b'.' | b':') {
+            self.pending = Some(w);
+        }
+    }
+
+    /// Any other token, or the end of a line: a pending type keyword takes no name after it,
+    /// except that an unnamed `companion object` is named `Companion`.
+    fn punct(&mut self, c: u8) {
+        if self.pending == Some("object")
+            && self.out.idents.iter().rev().nth(1) == Some(&"companion")
+        {
+            self.out.types.push("Companion");
+        }
+        self.pending = None;
+        if c != b'\n' {
+            self.before = c;
         }
     }
 
@@ -277,7 +341,10 @@ impl<'a> Lexer<'a> {
             self.i += 1;
         }
         // (The front ends drop the spaces a name ends with.)
-        self.out.idents.push(self.slice(s, self.i).trim_end());
+        let w = self.slice(s, self.i).trim_end();
+        self.out.idents.push(w);
+        self.declaration(w);
+        self.before = b'a';
         self.i += 1;
     }
 
@@ -364,6 +431,40 @@ mod tests {
             ["fn", "f", "x", "str", "char", "let", "r#type", "let", "c"]
         );
         assert_eq!(l.strings, ["a\"b", "y"]);
+    }
+
+    #[test]
+    fn declared_type_names() {
+        let java = lex(
+            Lang::Java,
+            "public final class A extends B { enum Mode { X } Class<?> c = A.class; record R(int x) {} \
+             @interface Tag {} void f() { new Runnable() { public void run() {} }; } }",
+        );
+        assert_eq!(java.types, ["A", "Mode", "R", "Tag"]);
+        let kotlin = lex(
+            Lang::Kotlin,
+            "enum class E { A } data class D(val x: Int) : I { companion object : Log() }\n\
+             object O { val k = D::class }\nval a = object : Runnable { override fun run() {} }\n\
+             class `a spec` { inner class `a case` }\nclass Outer {\n  companion object\n  val y = 1\n}",
+        );
+        assert_eq!(
+            kotlin.types,
+            [
+                "E",
+                "D",
+                "Companion",
+                "O",
+                "a spec",
+                "a case",
+                "Outer",
+                "Companion"
+            ]
+        );
+        let rust = lex(
+            Lang::Rust,
+            "pub struct S; enum E { A } trait T {} impl T for S {} macro_rules! m { ($n:ident) => { struct $n; } }",
+        );
+        assert_eq!(rust.types, ["S", "E", "T"]);
     }
 
     #[test]
