@@ -2,20 +2,38 @@
 //! identifiers hold none of a rule's evidence cannot hold that evidence in its facts either.
 //! Checked on every fixture file; the few names the front ends make up are listed.
 
+mod common;
+
 use idemlint::facts::{Expr, ExprKind, FileFacts, Lang, simple_name};
 use idemlint::walk::{walk_expr, walk_lets, walk_stmts};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if Lang::from_path(&p).is_some() {
-            out.push(p);
+/// Calls `f` with each source file under `dirs` that reads and parses: its path, language,
+/// text and facts. Returns how many source files there were.
+fn each_parsed(dirs: &[PathBuf], mut f: impl FnMut(&Path, Lang, &str, &FileFacts)) -> usize {
+    let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| common::source_files(d)).collect();
+    files.sort();
+    for path in &files {
+        let lang = Lang::from_path(path).unwrap();
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        if let Some(parsed) = idemlint::lang::parse_and_lower(lang, &text) {
+            f(path, lang, &text, &parsed.facts);
         }
     }
+    files.len()
+}
+
+/// The directories `IDEMLINT_LEX_DIRS` names (colon-separated), for the `--ignored` checks.
+fn env_dirs() -> Vec<PathBuf> {
+    std::env::var("IDEMLINT_LEX_DIRS")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .collect()
 }
 
 /// The identifier-like names in `facts`: declarations, calls, names, fields, types built,
@@ -126,37 +144,24 @@ fn accounted(n: &str, idents: &BTreeSet<&str>) -> bool {
 
 /// (names checked, names missing) over the sources under `dirs`.
 fn check(dirs: &[PathBuf]) -> (usize, Vec<String>) {
-    let mut files = Vec::new();
-    for d in dirs {
-        sources(d, &mut files);
-    }
-    files.sort();
     let mut missing: Vec<String> = Vec::new();
     let mut checked = 0;
     let (mut lex_time, mut bytes) = (0.0, 0usize);
-    for path in &files {
-        let lang = Lang::from_path(path).unwrap();
-        let Ok(text) = std::fs::read_to_string(path) else {
-            continue;
-        };
-        let Some(parsed) = idemlint::lang::parse_and_lower(lang, &text) else {
-            continue;
-        };
+    let files = each_parsed(dirs, |path, lang, text, facts| {
         let clock = std::time::Instant::now();
-        let lexed = idemlint::lex::lex(lang, &text);
+        let lexed = idemlint::lex::lex(lang, text);
         lex_time += clock.elapsed().as_secs_f64();
         bytes += text.len();
         let idents: BTreeSet<&str> = lexed.idents.iter().copied().collect();
-        for n in names(&parsed.facts) {
+        for n in names(facts) {
             checked += 1;
             if !accounted(&n, &idents) {
                 missing.push(format!("{}: {n}", path.display()));
             }
         }
-    }
+    });
     eprintln!(
-        "lexed {} files, {:.1} MB in {lex_time:.3} s on one thread",
-        files.len(),
+        "lexed {files} files, {:.1} MB in {lex_time:.3} s on one thread",
         bytes as f64 / 1e6
     );
     (checked, missing)
@@ -179,13 +184,7 @@ fn every_name_in_the_facts_is_an_identifier_of_the_text() {
 #[test]
 #[ignore]
 fn every_name_in_the_facts_of_other_code_is_an_identifier() {
-    let dirs: Vec<PathBuf> = std::env::var("IDEMLINT_LEX_DIRS")
-        .unwrap_or_default()
-        .split(':')
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .collect();
-    let (checked, missing) = check(&dirs);
+    let (checked, missing) = check(&env_dirs());
     eprintln!("{checked} names, {} missing", missing.len());
     for m in missing.iter().take(40) {
         eprintln!("  {m}");
@@ -194,7 +193,7 @@ fn every_name_in_the_facts_of_other_code_is_an_identifier() {
 }
 
 /// The declared type names of `facts`: not Rust `impl` blocks nor anonymous classes.
-fn declared_types(facts: &idemlint::facts::FileFacts) -> Vec<String> {
+fn declared_types(facts: &FileFacts) -> Vec<String> {
     use idemlint::facts::TypeKind;
     let mut v: Vec<String> = facts
         .types
@@ -208,22 +207,10 @@ fn declared_types(facts: &idemlint::facts::FileFacts) -> Vec<String> {
 
 /// (files compared, files whose lexical type names differ from the facts') under `dirs`.
 fn check_types(dirs: &[PathBuf]) -> (usize, Vec<String>) {
-    let mut files = Vec::new();
-    for d in dirs {
-        sources(d, &mut files);
-    }
-    files.sort();
     let mut differ = Vec::new();
-    for path in &files {
-        let lang = Lang::from_path(path).unwrap();
-        let Ok(text) = std::fs::read_to_string(path) else {
-            continue;
-        };
-        let Some(parsed) = idemlint::lang::parse_and_lower(lang, &text) else {
-            continue;
-        };
-        let want = declared_types(&parsed.facts);
-        let mut got: Vec<String> = idemlint::lex::lex(lang, &text)
+    let files = each_parsed(dirs, |path, lang, text, facts| {
+        let want = declared_types(facts);
+        let mut got: Vec<String> = idemlint::lex::lex(lang, text)
             .types
             .iter()
             .map(|s| s.to_string())
@@ -232,8 +219,8 @@ fn check_types(dirs: &[PathBuf]) -> (usize, Vec<String>) {
         if got != want {
             differ.push(format!("{}: lexed {got:?}, facts {want:?}", path.display()));
         }
-    }
-    (files.len(), differ)
+    });
+    (files, differ)
 }
 
 /// Fixture files where the two disagree, and why; each must still disagree (so the list
@@ -286,13 +273,7 @@ fn the_declared_type_names_are_the_facts() {
 #[test]
 #[ignore]
 fn the_declared_type_names_of_other_code_are_the_facts() {
-    let dirs: Vec<PathBuf> = std::env::var("IDEMLINT_LEX_DIRS")
-        .unwrap_or_default()
-        .split(':')
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .collect();
-    let (n, differ) = check_types(&dirs);
+    let (n, differ) = check_types(&env_dirs());
     eprintln!("{n} files, {} differ", differ.len());
     for d in differ.iter().take(40) {
         eprintln!("  {d}");
