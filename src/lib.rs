@@ -60,6 +60,9 @@ pub struct Options {
     pub parse_only: bool,
     /// Where [`lint_project`] remembers results (off unless asked).
     pub cache: cache::CacheMode,
+    /// Turn the evidence gates off: every function is looked at, as if any could hold
+    /// evidence. Slower, and the findings must be the same (a check on the gates).
+    pub exhaustive: bool,
 }
 
 impl Default for Options {
@@ -72,6 +75,7 @@ impl Default for Options {
             force_exclude: false,
             parse_only: false,
             cache: cache::CacheMode::Off,
+            exhaustive: false,
         }
     }
 }
@@ -384,10 +388,11 @@ fn run_cached(
 /// Everything in the options that changes findings, as one line of the cache fingerprint.
 fn settings_line(opts: &Options) -> String {
     format!(
-        "settings tests={} force_exclude={} parse_only={} config_root={}\n{}",
+        "settings tests={} force_exclude={} parse_only={} exhaustive={} config_root={}\n{}",
         opts.include_tests,
         opts.force_exclude,
         opts.parse_only,
+        opts.exhaustive,
         opts.config.root.display(),
         opts.config.to_toml(&opts.selection)
     )
@@ -702,7 +707,7 @@ fn finish(
     project.config_texts = config_texts;
     lap("index");
     let cat = catalog::Catalog::extended(&opts.config.catalog);
-    let flows = flow::Caches::default();
+    let flows = flow::Caches::new(opts.exhaustive);
     let ctx = rules::Ctx::new(&project, cat, &flows);
     // Built here, on every thread, rather than by the first file rule to need them while the
     // other threads wait: the sink gate, then (when some file can hold a key sink) the

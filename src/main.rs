@@ -114,6 +114,11 @@ struct CheckArgs {
     /// suppressed.
     #[arg(long)]
     include_suppressed: bool,
+    /// Look at every function, with the evidence gates off (no function is skipped for
+    /// lacking money, key or other evidence). Slower; the findings are the same, so this is a
+    /// check on idemlint itself.
+    #[arg(long)]
+    exhaustive: bool,
     /// Benchmarking only: discover and parse every file, run no rule.
     #[arg(long, hide = true)]
     parse_only: bool,
@@ -355,6 +360,7 @@ fn options_for(
         threads: args.threads,
         force_exclude: args.force_exclude,
         parse_only: args.parse_only,
+        exhaustive: args.exhaustive,
         cache: match (&args.cache_dir, args.no_cache) {
             (_, true) => idemlint::cache::CacheMode::Off,
             (Some(d), false) => idemlint::cache::CacheMode::Dir(idemlint::context::absolute(

@@ -679,3 +679,35 @@ public class Checkout {
         "{msgs:?}"
     );
 }
+
+/// `--exhaustive` turns the evidence gates off: the same findings, and the cache does not
+/// answer it with a gated run's result (it is part of the fingerprint).
+#[test]
+fn exhaustive_gives_the_same_findings_and_is_not_answered_from_the_cache() {
+    let dir = common::fixture_repo("fixtures/context/java-service");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_idemlint"))
+            .current_dir(dir.path())
+            .args(["check", "--select", "ALL", "--format", "json", "."])
+            .args(extra)
+            .env("IDEMLINT_TIMINGS", "1")
+            .output()
+            .unwrap()
+    };
+    let findings = |o: &std::process::Output| {
+        let v: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
+        v["findings"].clone()
+    };
+    let ran_rules = |o: &std::process::Output| stderr(o).contains("timing: project rules");
+    let gated = run(&[]);
+    assert!(ran_rules(&gated) && stderr(&gated).contains("money gate"));
+    assert!(!findings(&gated).as_array().unwrap().is_empty());
+    let exhaustive = run(&["--exhaustive"]);
+    assert!(ran_rules(&exhaustive), "{}", stderr(&exhaustive));
+    assert!(!stderr(&exhaustive).contains("money gate"));
+    assert_eq!(findings(&gated), findings(&exhaustive));
+    // Each is remembered apart.
+    let again = run(&[]);
+    assert!(!ran_rules(&again), "{}", stderr(&again));
+    assert_eq!(findings(&again), findings(&gated));
+}

@@ -131,19 +131,34 @@ fn fixtures() {
         // A project root is linted as a directory (discovery, configuration files); other
         // fixture directories file by file.
         let is_project = PROJECT_FILES.iter().any(|f| dir.join(f).is_file());
-        let report = if is_project {
-            // A project with a configuration of its own (its catalogue extensions, per-file
-            // ignores) is linted with it, still with every rule.
-            let mut opts = opts.clone();
-            if let Some(cfg) = idemlint::config::in_dir(dir) {
-                opts.config = idemlint::config::load(&cfg).unwrap();
+        let run = |exhaustive: bool| {
+            let mut opts = Options {
+                exhaustive,
+                ..opts.clone()
+            };
+            if is_project {
+                // A project with a configuration of its own (its catalogue extensions, per-file
+                // ignores) is linted with it, still with every rule.
+                if let Some(cfg) = idemlint::config::in_dir(dir) {
+                    opts.config = idemlint::config::load(&cfg).unwrap();
+                }
+                lint(std::slice::from_ref(dir), &opts)
+            } else {
+                lint(files, &opts)
             }
-            lint(std::slice::from_ref(dir), &opts)
-        } else {
-            lint(files, &opts)
         };
+        let report = run(false);
         if let Err(e) = snapshot(&root, dir, &report) {
             failures.push(e);
+        }
+        // The evidence gates only skip work: with them off, every finding is the same.
+        let exhaustive = run(true);
+        if rendered(dir, &exhaustive) != rendered(dir, &report) {
+            failures.push(format!(
+                "{}: --exhaustive (the evidence gates off) gives other findings:\n{}",
+                dir.display(),
+                rendered(dir, &exhaustive)
+            ));
         }
         for e in &report.errors {
             failures.push(format!("tool error: {}: {}", e.path.display(), e.message));

@@ -11,7 +11,7 @@ use crate::hash::HashMap;
 use crate::project::FnRef;
 
 /// How many project calls deep a money-like *name* still counts as money moving.
-const MAX_NAME_DEPTH: usize = 3;
+pub(crate) const MAX_NAME_DEPTH: usize = 3;
 
 /// How many project calls deep money still counts as moved by the code that calls down there
 /// (longer chains are not evidence, and the paths stay short).
@@ -862,7 +862,12 @@ impl<'p> Coord<'p> {
         })
     }
 
-    fn method_ref_targets(&self, at: FnRef, receiver: Option<&Expr>, name: &str) -> Vec<FnRef> {
+    pub(crate) fn method_ref_targets(
+        &self,
+        at: FnRef,
+        receiver: Option<&Expr>,
+        name: &str,
+    ) -> Vec<FnRef> {
         let own = matches!(receiver.map(|r| &r.kind), None | Some(ExprKind::Name(_)) if receiver.is_none_or(|r| matches!(&r.kind, ExprKind::Name(n) if n == "this" || n == "self")));
         let cands = self.p.fns_named(name);
         if own {
@@ -1124,7 +1129,7 @@ fn chain_root(e: &Expr) -> &Expr {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::catalog::Catalog;
     use crate::facts::Lang;
@@ -1134,7 +1139,7 @@ mod tests {
 
     /// 40 classes of three methods calling each other at random (fixed seed): most are in
     /// call cycles, some guard with a lock, some charge.
-    fn cyclic_project() -> Project {
+    pub(crate) fn cyclic_project() -> Project {
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = |n: u64| {
             state ^= state << 13;

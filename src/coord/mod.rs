@@ -9,6 +9,8 @@ pub mod clients;
 pub mod endpoints;
 pub mod events;
 pub mod lockkeys;
+pub mod money_callers;
+pub mod money_gate;
 pub mod reach;
 pub mod sdk;
 pub mod sdk_params;
@@ -47,6 +49,8 @@ type Answers = HashMap<FnRef, (Reach, Arc<[FnRef]>)>;
 pub struct Shared {
     pub posts: endpoints::Posts,
     answers: std::sync::RwLock<Answers>,
+    /// Which functions may reach money (built on first use).
+    money: std::sync::OnceLock<money_gate::MoneyGate>,
 }
 
 impl Shared {

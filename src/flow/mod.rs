@@ -260,6 +260,23 @@ pub struct Caches {
     sink_gate: std::sync::OnceLock<crate::gate::SinkGate>,
     /// Constructions that hand a lambda to a constructor.
     constructions: std::sync::OnceLock<crate::wiring::Constructions>,
+    /// `--exhaustive`: the evidence gates are off (every function is looked at).
+    exhaustive: bool,
+}
+
+impl Caches {
+    /// Caches for a run; `exhaustive` turns the evidence gates off.
+    pub fn new(exhaustive: bool) -> Caches {
+        Caches {
+            exhaustive,
+            ..Caches::default()
+        }
+    }
+
+    /// Are the evidence gates off?
+    pub fn exhaustive(&self) -> bool {
+        self.exhaustive
+    }
 }
 
 pub struct Flow<'p> {
@@ -710,9 +727,13 @@ impl<'p> Flow<'p> {
     /// The project's [`crate::gate::SinkGate`].
     pub fn sink_gate(&self) -> &'p crate::gate::SinkGate {
         let (p, caches): (&'p Project, &'p Caches) = (self.p, self.caches);
-        caches
-            .sink_gate
-            .get_or_init(|| crate::gate::SinkGate::compute(p, self.cat))
+        caches.sink_gate.get_or_init(|| {
+            if caches.exhaustive {
+                crate::gate::SinkGate::open()
+            } else {
+                crate::gate::SinkGate::compute(p, self.cat)
+            }
+        })
     }
 
     /// The project-wide answers this analysis shares with the others of its run.

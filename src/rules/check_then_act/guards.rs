@@ -79,6 +79,7 @@ impl<'p> Coord<'p> {
     pub fn check_then_act(&self, units: std::ops::Range<usize>) -> Vec<CheckThenAct> {
         let mut out = Vec::new();
         let mut writes_memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
+        let gate = self.money_gate();
         for (u, unit) in self
             .p
             .units
@@ -92,6 +93,10 @@ impl<'p> Coord<'p> {
                     continue;
                 }
                 let at = FnRef { unit: u, f };
+                // A guard is reported only when money moves after it, in code written here.
+                if !gate.may_reach(at) {
+                    continue;
+                }
                 let mut lists: Vec<&'p [Stmt]> = vec![&func.body];
                 walk_stmts(&func.body, &mut |e| {
                     if let ExprKind::Block(b) = &e.kind {

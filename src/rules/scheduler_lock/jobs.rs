@@ -578,6 +578,37 @@ impl<'p> Coord<'p> {
         out
     }
 
+    /// May the job's walk ([`Self::job_reach`]) find money? Asks the money gate
+    /// (`Coord::money_gate`) about each function the walk starts in, as `job_reach` starts.
+    pub fn job_may_move_money(&self, job: &Job<'p>) -> bool {
+        let gate = self.money_gate();
+        let any = |fs: &[FnRef]| fs.iter().any(|f| gate.may_reach(*f));
+        job.entry_fns.iter().any(|f| gate.may_reach(*f))
+            || job.entries.iter().any(|(at, e)| match &e.kind {
+                ExprKind::New { ty, body: None, .. } => any(&self.runnable_run(simple_name(ty))),
+                ExprKind::Call {
+                    name,
+                    receiver: None,
+                    ..
+                } if name.starts_with(|c: char| c.is_uppercase()) => any(&self.runnable_run(name)),
+                ExprKind::Name(_) | ExprKind::Field { .. } => {
+                    let lambda = match &e.kind {
+                        ExprKind::Name(n) => self.p.lambda_bound_to(at.unit, Some(*at), n, true),
+                        _ => None,
+                    };
+                    match lambda {
+                        Some(id) => gate.may_reach(FnRef {
+                            unit: at.unit,
+                            f: id,
+                        }),
+                        None => any(&self.typed_runnable(*at, e)),
+                    }
+                }
+                // Code written in the job's function (lambdas in it included).
+                _ => gate.may_reach(*at),
+            })
+    }
+
     /// The first guard or money event of a job.
     pub fn job_reach(&self, job: &Job<'p>) -> crate::coord::Reach {
         use crate::coord::reach::Reach;

@@ -38,9 +38,18 @@ pub static META: RuleMeta = RuleMeta {
 pub const CODE: &str = "IDEM004";
 
 pub fn check(ctx: &Ctx, co: &Coord, out: &mut Vec<Finding>) {
+    // Only a job that moves money is reported: with nothing in the project that may reach
+    // money, there is no job to look for.
+    let gate = co.money_gate();
+    if gate.is_empty() {
+        return;
+    }
     let mut seen = HashSet::default();
     for job in co.jobs() {
         if !seen.insert(job.report) {
+            continue;
+        }
+        if !co.job_may_move_money(&job) {
             continue;
         }
         let reach = co.job_reach(&job);
