@@ -29,6 +29,8 @@
 #   parse floor, 1 / N       idemlint check --parse-only ... (hidden flag: same discovery, every
 #                            file parsed, no rule run); "n/a" when the binary lacks it
 #   idemlint --no-prefilter  every rule, N threads, prefilter off; only when the binary has the flag
+#   idemlint --exhaustive    every rule, N threads, evidence gates off; only when the binary has
+#                            the flag; its findings are compared with the gated run's (identical)
 #   idemlint default, N      every rule, N threads, test sources skipped (idemlint's default)
 #   warm, nothing changed    every rule, N threads, after a run that filled a fresh --cache-dir
 #   warm, one file changed   the same, with a line appended to one source file before each run
@@ -130,6 +132,7 @@ supports() {
 }
 has_parse_only=0; supports --parse-only && has_parse_only=1
 has_no_prefilter=0; supports --no-prefilter && has_no_prefilter=1
+has_exhaustive=0; supports --exhaustive && has_exhaustive=1
 # Cold rows must not be answered from a result cache.
 cold_flag=(); supports --no-cache && cold_flag=(--no-cache)
 
@@ -255,7 +258,7 @@ idemlint_row() { # label name dir extra-args...
 
 fmt_table() { # bytes lines ref_label
   python3 - "$1" "$2" "$3" "${ROWS[@]}" <<'EOF'
-import sys
+import os, sys
 size, lines, ref_label = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 rows = [r.split("|") for r in sys.argv[4:]]
 ref = next((r for r in rows if r[0] == ref_label and r[3] not in ("n/a", "")), None)
@@ -312,6 +315,10 @@ if ref:
     if r:
         print(f"- {rw / float(r[3]):.2f}x the parse floor on N threads ({float(r[3]):.2f} s); "
               f"the targets need idemlint below it")
+    r = row("idemlint --exhaustive")
+    if r and row("parse floor, N"):
+        print(f"- --exhaustive (evidence gates off): {float(r[3]) / float(row('parse floor, N')[3]):.2f}x "
+              f"the parse floor (target <= 1.3x); findings vs the gated run: {os.environ.get('EXHAUSTIVE_SAME', '?')}")
     r = row("idemlint --no-prefilter")
     if r and row("parse floor, N"):
         print(f"- --no-prefilter: {float(r[3]) / float(row('parse floor, N')[3]):.2f}x the parse floor (target <= 1.3x)")
@@ -415,6 +422,18 @@ fi
 if has_tool idemlint && [ $has_no_prefilter = 1 ]; then
   log "idemlint --no-prefilter, $threads threads"
   idemlint_row "idemlint --no-prefilter, N threads" idemlint-noprefilter-n "$corpus" --select ALL --include-tests --no-prefilter --threads "$threads"
+fi
+if has_tool idemlint && [ $has_exhaustive = 1 ]; then
+  log "idemlint --exhaustive, $threads threads"
+  idemlint_row "idemlint --exhaustive, N threads" idemlint-exhaustive-n "$corpus" --select ALL --include-tests --exhaustive --threads "$threads"
+  same=$(python3 - "$outdir/idemlint-all-n.out" "$outdir/idemlint-exhaustive-n.out" <<'PY'
+import json, sys
+a, b = (json.load(open(p))["findings"] for p in sys.argv[1:3])
+print("identical" if a == b else f"DIFFERENT ({len(a)} gated, {len(b)} exhaustive)")
+PY
+)
+  log "--exhaustive findings vs the gated run: $same"
+  export EXHAUSTIVE_SAME="$same"
 fi
 if has_tool default; then
   log "idemlint default (tests skipped), $threads threads"

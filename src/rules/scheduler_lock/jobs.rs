@@ -36,7 +36,9 @@ const QUARTZ_WHY: &str =
     "Quartz with an in-memory (non-clustered) job store fires the job in every replica";
 
 impl<'p> Coord<'p> {
-    /// Every per-process job in the project.
+    /// Every per-process job in the project that may move money: jobs whose walk cannot
+    /// reach money ([`Self::job_may_move_money`]) may be left out, and are where finding them
+    /// costs (a sleep loop, a timer loop, an annotation).
     pub fn jobs(&self) -> Vec<Job<'p>> {
         let mut out = Vec::new();
         // Whether Quartz runs clustered: looked up (a scan of every file) only once a Quartz
@@ -96,6 +98,10 @@ impl<'p> Coord<'p> {
     }
 
     fn annotated_job(&self, at: FnRef, out: &mut Vec<Job<'p>>) {
+        // Every job found here starts at `at`: one that cannot reach money is not reported.
+        if !self.money_gate().may_reach(at) {
+            return;
+        }
         let func = self.p.func(at);
         let s = &self.cat.coord.schedulers;
         if let Some(a) = func
@@ -433,7 +439,13 @@ impl<'p> Coord<'p> {
             return;
         }
         let entries = self.task_args(at, args);
-        if !entries.is_empty() && entries.iter().any(|(f, e)| self.sleeps_in_loop(*f, e, 0)) {
+        // (A job that cannot reach money is not reported: the sleep loop is not looked for.)
+        if !entries.is_empty()
+            && entries
+                .iter()
+                .any(|(f, e)| self.entry_may_move_money(*f, e))
+            && entries.iter().any(|(f, e)| self.sleeps_in_loop(*f, e, 0))
+        {
             out.push(Job {
                 report: (at.unit, c.span),
                 at,
@@ -474,7 +486,11 @@ impl<'p> Coord<'p> {
         // A project function called from main is the task itself only when it is handed on;
         // one called directly is code main runs (its own loop is found below).
         let entries = self.task_args(at, args);
-        if entries.is_empty() || !entries.iter().any(|(f, e)| self.task_loops_on_timer(*f, e)) {
+        if !entries
+            .iter()
+            .any(|(f, e)| self.entry_may_move_money(*f, e))
+            || !entries.iter().any(|(f, e)| self.task_loops_on_timer(*f, e))
+        {
             return;
         }
         out.push(Job {
@@ -582,31 +598,40 @@ impl<'p> Coord<'p> {
     /// (`Coord::money_gate`) about each function the walk starts in, as `job_reach` starts.
     pub fn job_may_move_money(&self, job: &Job<'p>) -> bool {
         let gate = self.money_gate();
-        let any = |fs: &[FnRef]| fs.iter().any(|f| gate.may_reach(*f));
         job.entry_fns.iter().any(|f| gate.may_reach(*f))
-            || job.entries.iter().any(|(at, e)| match &e.kind {
-                ExprKind::New { ty, body: None, .. } => any(&self.runnable_run(simple_name(ty))),
-                ExprKind::Call {
-                    name,
-                    receiver: None,
-                    ..
-                } if name.starts_with(|c: char| c.is_uppercase()) => any(&self.runnable_run(name)),
-                ExprKind::Name(_) | ExprKind::Field { .. } => {
-                    let lambda = match &e.kind {
-                        ExprKind::Name(n) => self.p.lambda_bound_to(at.unit, Some(*at), n, true),
-                        _ => None,
-                    };
-                    match lambda {
-                        Some(id) => gate.may_reach(FnRef {
-                            unit: at.unit,
-                            f: id,
-                        }),
-                        None => any(&self.typed_runnable(*at, e)),
-                    }
+            || job
+                .entries
+                .iter()
+                .any(|(at, e)| self.entry_may_move_money(*at, e))
+    }
+
+    /// May [`Self::job_reach`] find money from the entry `e` written in `at`?
+    fn entry_may_move_money(&self, at: FnRef, e: &Expr) -> bool {
+        let gate = self.money_gate();
+        let any = |fs: &[FnRef]| fs.iter().any(|f| gate.may_reach(*f));
+        match &e.kind {
+            ExprKind::New { ty, body: None, .. } => any(&self.runnable_run(simple_name(ty))),
+            ExprKind::Call {
+                name,
+                receiver: None,
+                ..
+            } if name.starts_with(|c: char| c.is_uppercase()) => any(&self.runnable_run(name)),
+            ExprKind::Name(_) | ExprKind::Field { .. } => {
+                let lambda = match &e.kind {
+                    ExprKind::Name(n) => self.p.lambda_bound_to(at.unit, Some(at), n, true),
+                    _ => None,
+                };
+                match lambda {
+                    Some(id) => gate.may_reach(FnRef {
+                        unit: at.unit,
+                        f: id,
+                    }),
+                    None => any(&self.typed_runnable(at, e)),
                 }
-                // Code written in the job's function (lambdas in it included).
-                _ => gate.may_reach(*at),
-            })
+            }
+            // Code written in the job's function (lambdas in it included).
+            _ => gate.may_reach(at),
+        }
     }
 
     /// The first guard or money event of a job.
