@@ -4,8 +4,9 @@
 //! one the grammar reads the same way for our purposes. Every byte offset (and so every line and
 //! column reported) stays right, and the analysed text keeps its length.
 //!
-//! The rewrites only touch code: a small lexer marks comments and string bodies first, so nothing
-//! inside a string or comment is changed (except the multi-dollar strings' own bodies, below).
+//! The rewrites only touch code: a small lexer marks comments, string bodies and backtick names
+//! first, so nothing inside a string, a comment or a name like `` `set a value` `` is changed
+//! (except the multi-dollar strings' own bodies, below).
 //!
 //! | construct (valid Kotlin) | rewrite |
 //! |---|---|
@@ -221,8 +222,11 @@ fn lex(src: &[u8]) -> Lexed {
                     continue;
                 }
                 if b == b'`' {
+                    // A backtick name is a name whatever its words (`` `set a field` ``,
+                    // `` `suspend` ``): nothing in it is rewritten.
                     let mut j = i + 1;
                     while j < n && src[j] != b'`' && src[j] != b'\n' {
+                        class[j] = Class::Str;
                         j += 1;
                     }
                     i = (j + 1).min(n);
@@ -1455,6 +1459,20 @@ mod tests {
         assert_eq!(
             patch("inner class A\ndata class B(val x: Int)\nvalue class C(val y: Int)\n"),
             None
+        );
+    }
+
+    /// Words in a backtick name are not code: `set` and `suspend` there stay as written (the
+    /// facts named such tests `reports _et name`).
+    #[test]
+    fn backtick_names_are_not_rewritten() {
+        assert_eq!(
+            patch("class T {\n    @Test fun `set a value`() {}\n    fun `suspend`() {}\n}\n"),
+            None
+        );
+        fixed(
+            "fun f() {\n  `set up`(); val b = suspend { 1 }\n}\n",
+            "fun f() {\n  `set up`(); val b = _uspend { 1 }\n}\n",
         );
     }
 
