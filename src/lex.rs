@@ -24,6 +24,47 @@ pub struct Lexed<'a> {
     /// `union`), in order: the first piece of the outline. Not Rust `impl` blocks and not
     /// anonymous classes, which declare no name.
     pub types: Vec<&'a str>,
+    /// The code's tokens in order, for the declaration outline ([`crate::outline`]):
+    /// identifiers, the punctuation declarations are made of, a string literal as one `"`
+    /// token and a number as one `0` token; nothing inside string literals.
+    pub tokens: Vec<Tok>,
+}
+
+/// One token of [`Lexed::tokens`]: `kind` is `b'a'` for an identifier (its text is
+/// `start..end`), `b'"'` for a string literal, `b'0'` for a number, else the punctuation byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tok {
+    pub kind: u8,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Punctuation kept as tokens: what declarations are made of.
+fn kept_punct(c: u8) -> bool {
+    matches!(
+        c,
+        b'{' | b'}'
+            | b'('
+            | b')'
+            | b'<'
+            | b'>'
+            | b','
+            | b';'
+            | b'='
+            | b'.'
+            | b':'
+            | b'@'
+            | b'['
+            | b']'
+            | b'"'
+            | b'?'
+            | b'-'
+            | b'&'
+            | b'*'
+            | b'!'
+            | b'#'
+            | b'|'
+    )
 }
 
 /// Keywords after which the next name is a declared type.
@@ -46,6 +87,7 @@ pub fn lex(lang: Lang, text: &str) -> Lexed<'_> {
         out: Lexed::default(),
         pending: None,
         before: 0,
+        quiet: 0,
     };
     l.code(None);
     l.out
@@ -61,6 +103,8 @@ struct Lexer<'a> {
     pending: Option<&'a str>,
     /// The last byte of code before the current token that was not white space.
     before: u8,
+    /// Inside a string literal's template code: no tokens are recorded.
+    quiet: usize,
 }
 
 fn ident_start(c: u8) -> bool {
@@ -105,6 +149,11 @@ impl<'a> Lexer<'a> {
             if c == b'\n' || !(ident_start(c) || c.is_ascii_whitespace() || comment || backtick) {
                 // (A declared name is on its keyword's line.)
                 self.punct(c);
+                if !comment && kept_punct(c) {
+                    self.token(c, self.i, self.i + 1);
+                } else if c.is_ascii_digit() {
+                    self.token(b'0', self.i, self.i + 1);
+                }
             }
             match c {
                 b'/' if self.at(1) == b'/' => self.line_comment(),
@@ -150,6 +199,7 @@ impl<'a> Lexer<'a> {
                     }
                     let w = self.slice(s, self.i);
                     self.out.idents.push(w);
+                    self.token(b'a', s, self.i);
                     self.declaration(w);
                     self.before = b'a';
                 }
@@ -190,6 +240,16 @@ impl<'a> Lexer<'a> {
         self.pending = None;
         if c != b'\n' {
             self.before = c;
+        }
+    }
+
+    fn token(&mut self, kind: u8, start: usize, end: usize) {
+        if self.quiet == 0 {
+            self.out.tokens.push(Tok {
+                kind,
+                start: start as u32,
+                end: end as u32,
+            });
         }
     }
 
@@ -282,7 +342,9 @@ impl<'a> Lexer<'a> {
                 if self.at(k) == b'{' {
                     self.out.strings.push(self.slice(piece, self.i));
                     self.i += k + 1;
+                    self.quiet += 1;
                     self.code(Some(()));
+                    self.quiet -= 1;
                     piece = self.i;
                     continue;
                 }
@@ -343,6 +405,7 @@ impl<'a> Lexer<'a> {
         // (The front ends drop the spaces a name ends with.)
         let w = self.slice(s, self.i).trim_end();
         self.out.idents.push(w);
+        self.token(b'a', s, s + w.len());
         self.declaration(w);
         self.before = b'a';
         self.i += 1;
@@ -375,6 +438,7 @@ impl<'a> Lexer<'a> {
                 self.i += 1;
             }
             self.out.idents.push(self.slice(s, self.i));
+            self.token(b'a', s, self.i);
             return true;
         }
         false

@@ -24,6 +24,7 @@ pub mod lang;
 pub mod lex;
 pub mod needles;
 pub mod outbound;
+pub mod outline;
 pub mod project;
 pub mod report;
 pub mod rules;

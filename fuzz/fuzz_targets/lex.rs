@@ -1,5 +1,6 @@
-//! The lexical pass on arbitrary input, as each language: it must not panic, and every
-//! identifier and string piece it returns is a slice of the input.
+//! The lexical pass and the declaration outline on arbitrary input, as each language: neither
+//! may panic, every identifier and string piece is a slice of the input, and every token lies
+//! in it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -16,6 +17,10 @@ fuzz_target!(|data: &[u8]| {
             for s in l.idents.iter().chain(&l.strings) {
                 assert!(range.contains(&(s.as_ptr() as usize)));
             }
+            for t in &l.tokens {
+                assert!(t.start <= t.end && t.end as usize <= text.len());
+            }
+            let _ = idemlint::outline::functions(lang, text, &l.tokens);
         }
     }
 });

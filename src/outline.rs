@@ -1,0 +1,1013 @@
+//! The declaration outline (issue 16, `docs/design/evidence-first.md` step 1): the functions a
+//! file declares, found from the lexical pass's tokens ([`crate::lex`]) without parsing, as the
+//! front ends' facts name them: methods, constructors, free and local functions, with their
+//! arity, whether they have a body, and the type they are members of.
+//!
+//! It is meant to stand in for the facts when the project index is built, so it must agree with
+//! them: `tests/outline.rs` compares the two on the fixtures and, on demand, on any code.
+//!
+//! What the facts hold, by language:
+//! - Java: methods and constructors (named as their class), annotation type elements; a member
+//!   of an anonymous class or of an enum constant's body has no owner.
+//! - Kotlin: `fun`s (an extension's receiver is not a parameter), a primary constructor
+//!   (`class D(val x: Int)`), `constructor(..)`, `init { }` as `<init>`, property accessors as
+//!   `<get-name>` / `<set-name>`; a companion object is the type `Companion`.
+//! - Rust: `fn`s; a method's owner is its `impl`'s type or its trait, and `self` is a parameter.
+//!
+//! Functions written inside another function's body are local: they have no owner.
+
+use crate::facts::Lang;
+use crate::lex::Tok;
+
+/// One declared function.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FnDecl<'a> {
+    pub name: std::borrow::Cow<'a, str>,
+    /// Parameters, not counting a Kotlin extension's receiver.
+    pub arity: usize,
+    /// The simple name of the type it is a member of.
+    pub owner: Option<&'a str>,
+    pub has_body: bool,
+}
+
+/// What a `{` opened.
+#[derive(Clone, Copy, Debug)]
+enum Frame<'a> {
+    /// A type's body (class, interface, record, object, companion, impl, trait).
+    Type(&'a str),
+    /// An enum's body: its constants come first.
+    Enum(&'a str),
+    /// An anonymous class's body, or a Java enum constant's: members without an owner.
+    Anon,
+    /// A function's body.
+    Body,
+    /// Anything else: a block, a lambda, an anonymous class, an initialiser.
+    Other,
+}
+
+/// The functions declared in `text`, whose tokens the lexical pass found, in order.
+pub fn functions<'a>(lang: Lang, text: &'a str, toks: &[Tok]) -> Vec<FnDecl<'a>> {
+    let mut o = Outline {
+        lang,
+        text,
+        toks,
+        frames: Vec::new(),
+        out: Vec::new(),
+        next_frame: None,
+        property: None,
+        record_components: None,
+    };
+    o.run();
+    o.out
+}
+
+struct Outline<'a, 't> {
+    lang: Lang,
+    text: &'a str,
+    toks: &'t [Tok],
+    frames: Vec<Frame<'a>>,
+    out: Vec<FnDecl<'a>>,
+    /// What the `{` at a token index opens, when a declaration said so.
+    next_frame: Option<(usize, Frame<'a>)>,
+    /// Kotlin: the last property declared at this level (for `get()` / `set(v)`).
+    property: Option<(usize, &'a str)>,
+    /// Java: the last record declared, with its number of components.
+    record_components: Option<(&'a str, usize)>,
+}
+
+const JAVA_NOT_A_TYPE: &[&str] = &[
+    "new",
+    "return",
+    "throw",
+    "else",
+    "case",
+    "yield",
+    "assert",
+    "await",
+    "instanceof",
+];
+
+impl<'a> Outline<'a, '_> {
+    fn word(&self, i: usize) -> Option<&'a str> {
+        let t = self.toks.get(i)?;
+        if t.kind != b'a' {
+            return None;
+        }
+        self.text.get(t.start as usize..t.end as usize)
+    }
+
+    fn kind(&self, i: usize) -> u8 {
+        self.toks.get(i).map_or(0, |t| t.kind)
+    }
+
+    fn is(&self, i: usize, w: &str) -> bool {
+        self.word(i) == Some(w)
+    }
+
+    /// The owner a function declared here has: the type whose body this is.
+    fn owner(&self) -> Option<&'a str> {
+        match self.frames.last() {
+            Some(Frame::Type(n) | Frame::Enum(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    fn at_member_level(&self) -> bool {
+        matches!(
+            self.frames.last(),
+            Some(Frame::Type(_) | Frame::Enum(_) | Frame::Anon)
+        )
+    }
+
+    /// The token index of the `{` that opens the body of a declaration whose header goes on
+    /// at `j` (groups skipped), if it has one before a `;`, `}` or `=`.
+    fn body_brace(&self, mut j: usize) -> Option<usize> {
+        while j < self.toks.len() {
+            match self.kind(j) {
+                b'{' => return Some(j),
+                b';' | b'}' | b'=' => return None,
+                b'(' | b'[' | b'<' => j = self.group(j).0,
+                _ => j += 1,
+            }
+        }
+        None
+    }
+
+    /// What the `{` at `brace` opens.
+    fn opens(&mut self, brace: Option<usize>, frame: Frame<'a>) {
+        if let Some(b) = brace {
+            self.next_frame = Some((b, frame));
+        }
+    }
+
+    /// The index after the bracket group opening at `i` (`(`, `[`, `{` or `<`), and the number
+    /// of items at its top level (commas + 1, or 0 when empty). A `<` that turns out not to
+    /// open type arguments (`a < b`) is a group of nothing. Iterative: any depth of nesting.
+    fn group(&self, i: usize) -> (usize, usize) {
+        let open = self.kind(i);
+        let angle = open == b'<';
+        let mut stack: Vec<u8> = vec![closer(open)];
+        let (mut items, mut seen) = (0usize, false);
+        let mut j = i + 1;
+        while j < self.toks.len() {
+            let k = self.kind(j);
+            match k {
+                b'(' | b'[' | b'{' => {
+                    if angle && k == b'{' {
+                        return (i + 1, 0);
+                    }
+                    stack.push(closer(k));
+                    seen = true;
+                }
+                b'<' if angle => {
+                    stack.push(b'>');
+                    seen = true;
+                }
+                // Type arguments inside a parameter list (`Map<String, Object> m`): one item.
+                b'<' => {
+                    seen = true;
+                    if let Some(end) = self.angle_end(j) {
+                        j = end;
+                        continue;
+                    }
+                }
+                // `->` is an arrow, not a closing angle bracket; outside type arguments `>` is
+                // an operator.
+                b'>' if !angle || self.kind(j - 1) == b'-' => seen = true,
+                b')' | b']' | b'}' | b'>' => {
+                    if angle && k != b'>' && stack.len() == 1 {
+                        return (i + 1, 0);
+                    }
+                    if stack.last() == Some(&k) {
+                        stack.pop();
+                    } else if let Some(at) = stack.iter().rposition(|c| *c == k) {
+                        // Broken input: close what the bracket closes.
+                        stack.truncate(at);
+                    } else {
+                        j += 1;
+                        continue;
+                    }
+                    if stack.is_empty() {
+                        return (j + 1, items + usize::from(seen));
+                    }
+                }
+                b',' if stack.len() == 1 => {
+                    items += usize::from(seen);
+                    seen = false;
+                }
+                b';' if angle => return (i + 1, 0),
+                _ => seen = true,
+            }
+            j += 1;
+        }
+        (j, items + usize::from(seen))
+    }
+
+    /// The index after the type arguments opening at the `<` at `i`, unless it is an operator
+    /// (`a < b`): brackets inside must balance, and no `;`, `{`, `}` or `=` comes first.
+    fn angle_end(&self, i: usize) -> Option<usize> {
+        let (mut angle, mut paren) = (0usize, 0usize);
+        // (Bounded, so that a long list of comparisons stays linear.)
+        for j in i..self.toks.len().min(i + MAX_TYPE_ARGS) {
+            match self.kind(j) {
+                b'<' => angle += 1,
+                b'>' if self.kind(j - 1) != b'-' => {
+                    angle -= 1;
+                    if angle == 0 {
+                        return Some(j + 1);
+                    }
+                }
+                b'(' | b'[' => paren += 1,
+                b')' | b']' => paren = paren.checked_sub(1)?,
+                b';' | b'{' | b'}' | b'=' => return None,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn push(&mut self, name: impl Into<std::borrow::Cow<'a, str>>, arity: usize, has_body: bool) {
+        let owner = self.owner();
+        self.out.push(FnDecl {
+            name: name.into(),
+            arity,
+            owner,
+            has_body,
+        });
+    }
+
+    fn run(&mut self) {
+        let mut i = 0;
+        while i < self.toks.len() {
+            let k = self.kind(i);
+            match k {
+                b'{' => {
+                    let declared = self.next_frame.filter(|(b, _)| *b == i);
+                    let frame = match declared {
+                        Some((_, f)) => {
+                            self.next_frame = None;
+                            f
+                        }
+                        None if self.lang == Lang::Java && self.initializer(i) => Frame::Body,
+                        None => Frame::Other,
+                    };
+                    self.frames.push(frame);
+                    i += 1;
+                }
+                b'}' => {
+                    self.frames.pop();
+                    i += 1;
+                }
+                b'a' => {
+                    i = match self.lang {
+                        Lang::Java => self.java(i),
+                        Lang::Kotlin => self.kotlin(i),
+                        Lang::Rust => self.rust(i),
+                    };
+                }
+                _ => i += 1,
+            }
+        }
+    }
+
+    /// A type declaration at `i` (its keyword): the name, and its body is a type frame.
+    fn type_decl(&mut self, i: usize, enum_body: bool) -> Option<(usize, &'a str)> {
+        let name = self.word(i + 1)?;
+        if matches!(self.kind(i.wrapping_sub(1)), b'.' | b':') && i > 0 {
+            return None;
+        }
+        let frame = if enum_body {
+            Frame::Enum(name)
+        } else {
+            Frame::Type(name)
+        };
+        let brace = self.body_brace(i + 2);
+        self.opens(brace, frame);
+        Some((i + 2, name))
+    }
+
+    /// An enum constant with a body (`A(1) { .. }`, `LIVE { .. }`) at `i`, in an enum's body:
+    /// the `{` of its body.
+    fn enum_constant_body(&self, i: usize) -> Option<usize> {
+        if !matches!(self.frames.last(), Some(Frame::Enum(_)))
+            || !matches!(self.kind(i.wrapping_sub(1)), b'{' | b',')
+        {
+            return None;
+        }
+        let mut j = i + 1;
+        if self.kind(j) == b'(' {
+            j = self.group(j).0;
+        }
+        (self.kind(j) == b'{').then_some(j)
+    }
+
+    fn java(&mut self, i: usize) -> usize {
+        let w = self.word(i).unwrap_or("");
+        let after_dot = i > 0 && self.kind(i - 1) == b'.';
+        // `record` is a keyword only where a record is declared: `record R(..)`.
+        let record =
+            w == "record" && self.word(i + 1).is_some() && matches!(self.kind(i + 2), b'(' | b'<');
+        if matches!(w, "class" | "interface" | "enum") && !after_dot || record {
+            let Some((j, name)) = self.type_decl(i, w == "enum") else {
+                return i + 1;
+            };
+            if record {
+                // A record's canonical constructor (compact or implicit) takes its components.
+                let k = if self.kind(j) == b'<' {
+                    self.group(j).0
+                } else {
+                    j
+                };
+                let (_, n) = self.group(k);
+                self.record_components = Some((name, n));
+            }
+            return j;
+        }
+        if w == "new" {
+            // An anonymous class: `new T(..) { .. }`.
+            let mut j = i + 1;
+            while matches!(self.kind(j), b'a' | b'.') || self.kind(j) == b'<' {
+                if self.kind(j) == b'<' {
+                    j = self.group(j).0;
+                } else {
+                    j += 1;
+                }
+            }
+            if self.kind(j) == b'(' {
+                let end = self.group(j).0;
+                if self.kind(end) == b'{' {
+                    self.opens(Some(end), Frame::Anon);
+                }
+            }
+            return i + 1;
+        }
+        if let Some(b) = self.enum_constant_body(i) {
+            self.opens(Some(b), Frame::Anon);
+            return i + 1;
+        }
+        if self.kind(i + 1) != b'(' || !self.at_member_level() {
+            // A compact record constructor: `R {`.
+            if self.kind(i + 1) == b'{'
+                && self.at_member_level()
+                && let Some((r, n)) = self.record_components
+                && r == w
+                && self.owner() == Some(r)
+                && !matches!(self.kind(i.wrapping_sub(1)), b'.' | b'=')
+                && !self.is(i.wrapping_sub(1), "new")
+            {
+                self.push(w, n, true);
+                self.opens(Some(i + 1), Frame::Body);
+            }
+            return i + 1;
+        }
+        let prev = self.kind(i.wrapping_sub(1));
+        let prev_word = self.word(i.wrapping_sub(1));
+        let ctor = self.owner() == Some(w);
+        let typed = i > 0
+            && matches!(prev, b'a' | b'>' | b']')
+            && !(prev == b'>' && i > 1 && self.kind(i - 2) == b'-')
+            && !prev_word.is_some_and(|p| JAVA_NOT_A_TYPE.contains(&p))
+            && !(prev == b'>' && self.generic_call(i - 1));
+        if !(typed || ctor && matches!(prev, b'{' | b'}' | b';' | b')' | b'a' | b'>')) {
+            return i + 1;
+        }
+        if ctor && self.is(i.wrapping_sub(1), "new") {
+            return i + 1;
+        }
+        let (mut j, arity) = self.group(i + 1);
+        // `throws A, B`, `[]` after the parameters, `default ..` of an annotation element
+        // (whose value may be an array: `default { }`).
+        while j < self.toks.len() && !matches!(self.kind(j), b'{' | b';' | b'}') {
+            if self.is(j, "default") {
+                while j < self.toks.len() && self.kind(j) != b';' {
+                    j += 1;
+                }
+                break;
+            }
+            j += 1;
+        }
+        let has_body = self.kind(j) == b'{';
+        self.push(w, arity, has_body);
+        if has_body {
+            self.opens(Some(j), Frame::Body);
+        }
+        j
+    }
+
+    /// A Java initializer block at the `{` at `i`, in a type's body: `static { .. }` is
+    /// `<clinit>`, a bare `{ .. }` is `<init>` (recorded here).
+    fn initializer(&mut self, i: usize) -> bool {
+        if !self.at_member_level() || i == 0 {
+            return false;
+        }
+        let name = if self.is(i - 1, "static") {
+            "<clinit>"
+        } else if matches!(self.kind(i - 1), b'{' | b'}' | b';') {
+            "<init>"
+        } else {
+            return false;
+        };
+        self.push(name, 0, true);
+        true
+    }
+
+    /// Is the `>` at `close` the end of a call's type arguments (`Builder.<T>newBuilder()`)?
+    fn generic_call(&self, close: usize) -> bool {
+        let mut depth = 0usize;
+        let mut j = close;
+        loop {
+            match self.kind(j) {
+                b'>' => depth += 1,
+                b'<' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return j > 0 && self.kind(j - 1) == b'.';
+                    }
+                }
+                b'{' | b'}' | b';' => return false,
+                _ => {}
+            }
+            if j == 0 {
+                return false;
+            }
+            j -= 1;
+        }
+    }
+
+    fn kotlin(&mut self, i: usize) -> usize {
+        let w = self.word(i).unwrap_or("");
+        let after_dot = i > 0 && matches!(self.kind(i - 1), b'.' | b':');
+        if let Some(b) = self.enum_constant_body(i) {
+            // An enum entry with a body is a type of its own.
+            self.opens(Some(b), Frame::Type(w));
+            return i + 1;
+        }
+        match w {
+            "class" | "interface" | "object" if !after_dot => {
+                if w == "object" && self.is(i.wrapping_sub(1), "companion") {
+                    let named = self.word(i + 1).filter(|n| !is_kotlin_keyword(n));
+                    let name = named.unwrap_or("Companion");
+                    let brace = self.body_brace(i + 1);
+                    self.opens(brace, Frame::Type(name));
+                    let j = i + 1 + usize::from(named.is_some());
+                    if self.kind(j) == b':' {
+                        self.super_call(j, name);
+                    }
+                    return j;
+                }
+                if w == "object" && self.word(i + 1).is_none() {
+                    // An object expression: `object : Runnable { .. }`; its members have no
+                    // owner.
+                    let brace = self.body_brace(i + 1);
+                    self.opens(brace, Frame::Anon);
+                    return i + 1;
+                }
+                let enum_body = self.is(i.wrapping_sub(1), "enum");
+                let Some((mut j, name)) = self.type_decl(i, enum_body) else {
+                    return i + 1;
+                };
+                if self.kind(j) == b'<' {
+                    j = self.group(j).0;
+                }
+                // A primary constructor: `class D(..)`, `class D private constructor(..)`,
+                // `class D @Inject constructor(..)`.
+                let mut k = j;
+                loop {
+                    if self.kind(k) == b'@' {
+                        k += 2;
+                        while self.kind(k) == b'.' {
+                            k += 2;
+                        }
+                        if self.kind(k) == b'(' {
+                            k = self.group(k).0;
+                        }
+                    } else if matches!(
+                        self.word(k),
+                        Some("private" | "public" | "internal" | "protected" | "actual" | "expect")
+                    ) {
+                        k += 1;
+                    } else {
+                        break;
+                    }
+                }
+                if self.is(k, "constructor") {
+                    k += 1;
+                }
+                // (Its owner is the class itself, whose body has not opened yet.)
+                let ctor = |o: &mut Self, arity: usize| {
+                    o.out.push(FnDecl {
+                        name: name.into(),
+                        arity,
+                        owner: Some(name),
+                        has_body: true,
+                    });
+                };
+                if w == "class" && self.kind(k) == b'(' {
+                    let (end, n) = self.group(k);
+                    ctor(self, n);
+                    return end;
+                }
+                if self.kind(k) == b':' && w != "interface" {
+                    self.super_call(k, name);
+                }
+                j
+            }
+            // (`fun interface I { .. }` declares an interface.)
+            "fun" if !after_dot && !self.is(i + 1, "interface") => self.kotlin_fun(i),
+            "constructor" if self.at_member_level() && self.kind(i + 1) == b'(' => {
+                let (mut j, n) = self.group(i + 1);
+                let owner = self.owner().unwrap_or("");
+                // `: this(..)` / `: super(..)` delegation before the body.
+                if self.kind(j) == b':' && self.kind(j + 2) == b'(' {
+                    j = self.group(j + 2).0;
+                }
+                let has_body = self.kind(j) == b'{';
+                self.push(owner, n, has_body);
+                if has_body {
+                    self.opens(Some(j), Frame::Body);
+                }
+                j
+            }
+            "init" if self.at_member_level() && self.kind(i + 1) == b'{' => {
+                self.push("<init>", 0, true);
+                self.opens(Some(i + 1), Frame::Body);
+                i + 1
+            }
+            "val" | "var" if !after_dot && (self.frames.is_empty() || self.at_member_level()) => {
+                // The property's name: after a receiver (`val List<T>.x`) or type parameters.
+                let mut j = i + 1;
+                if self.kind(j) == b'<' {
+                    j = self.group(j).0;
+                }
+                let mut name = self.word(j);
+                loop {
+                    let mut k = j + 1;
+                    if self.kind(k) == b'<' {
+                        k = self.group(k).0;
+                    }
+                    if self.kind(k) == b'?' {
+                        k += 1;
+                    }
+                    if self.kind(k) == b'.' && self.word(k + 1).is_some() {
+                        j = k + 1;
+                        name = self.word(j);
+                    } else {
+                        break;
+                    }
+                }
+                self.property = name.map(|n| (self.frames.len(), n));
+                j + 1
+            }
+            "get" | "set"
+                if !after_dot
+                    && self.kind(i + 1) == b'('
+                    && (self.frames.is_empty() || self.at_member_level()) =>
+            {
+                let Some((_, prop)) = self.property.filter(|(l, _)| *l == self.frames.len()) else {
+                    return i + 1;
+                };
+                let (j, n) = self.group(i + 1);
+                // An accessor follows its property's header (`val x: Int get() = ..`); a call
+                // `get(..)` in an initialiser does not.
+                let header_end = matches!(self.kind(i - 1), b'a' | b'>' | b'?' | b')' | b']');
+                if !header_end || n != usize::from(w == "set") {
+                    return i + 1;
+                }
+                let name = format!("<{w}-{prop}>");
+                let mut k = j;
+                if self.kind(k) == b':' {
+                    k += 2;
+                }
+                let has_body = matches!(self.kind(k), b'{' | b'=');
+                self.push(name, n, has_body);
+                if self.kind(k) == b'{' {
+                    self.opens(Some(k), Frame::Body);
+                }
+                j
+            }
+            _ => i + 1,
+        }
+    }
+
+    /// No primary constructor, but a superclass constructor called in the supertypes at
+    /// `colon`: `class X : Base()`, `object T : Table("t")`, `companion object : Log()`: a
+    /// constructor of no parameters.
+    fn super_call(&mut self, colon: usize, name: &'a str) {
+        let mut m = colon + 1;
+        // (A declaration without a body ends before the next one's annotation or keyword.)
+        while m < self.toks.len() && !matches!(self.kind(m), b'{' | b'}' | b';' | b'@' | b'=') {
+            match self.kind(m) {
+                b'(' => {
+                    self.out.push(FnDecl {
+                        name: name.into(),
+                        arity: 0,
+                        owner: Some(name),
+                        has_body: true,
+                    });
+                    return;
+                }
+                b'<' => m = self.group(m).0,
+                // Delegation (`: I by impl`) makes one too.
+                b'a' if self.is(m, "by") => {
+                    self.out.push(FnDecl {
+                        name: name.into(),
+                        arity: 0,
+                        owner: Some(name),
+                        has_body: true,
+                    });
+                    return;
+                }
+                b'a' if self.is(m, "where") => return,
+                b'a' if is_kotlin_decl_start(self.word(m).unwrap_or("")) => return,
+                _ => m += 1,
+            }
+        }
+    }
+
+    fn kotlin_fun(&mut self, i: usize) -> usize {
+        let mut j = i + 1;
+        if self.kind(j) == b'<' {
+            j = self.group(j).0;
+        }
+        // A receiver written as a function type: `fun (suspend () -> T).retrying(..)`.
+        if self.kind(j) == b'(' {
+            let end = self.group(j).0;
+            if self.kind(end) == b'.' {
+                j = end + 1;
+            }
+        }
+        // Up to the `(` of the parameters: a receiver type and `.`, then the name.
+        let mut name = None;
+        while j < self.toks.len() && self.kind(j) != b'(' {
+            match self.kind(j) {
+                b'a' => name = self.word(j),
+                b'<' => {
+                    j = self.group(j).0;
+                    continue;
+                }
+                b'{' | b'}' | b';' | b'=' => return j,
+                _ => {}
+            }
+            j += 1;
+        }
+        let Some(name) = name else {
+            return j; // an anonymous function: a lambda
+        };
+        let (mut k, n) = self.group(j);
+        // `: ReturnType`, `where T : ..`, up to the body.
+        while k < self.toks.len() {
+            match self.kind(k) {
+                b'{' | b'=' => break,
+                b'}' | b';' | b'@' => break,
+                b'(' | b'<' => {
+                    k = self.group(k).0;
+                    continue;
+                }
+                b'a' if is_kotlin_decl_start(self.word(k).unwrap_or("")) => break,
+                _ => k += 1,
+            }
+        }
+        let has_body = matches!(self.kind(k), b'{' | b'=');
+        self.push(name, n, has_body);
+        if self.kind(k) == b'{' {
+            self.opens(Some(k), Frame::Body);
+        }
+        k
+    }
+
+    fn rust(&mut self, i: usize) -> usize {
+        let w = self.word(i).unwrap_or("");
+        match w {
+            "trait" => self.type_decl(i, false).map_or(i + 1, |(j, _)| j),
+            "impl" => {
+                // The implementing type: after `for`, else the path after `impl<..>`.
+                let mut j = i + 1;
+                if self.kind(j) == b'<' {
+                    j = self.group(j).0;
+                }
+                let mut name = None;
+                while j < self.toks.len() && !matches!(self.kind(j), b'{' | b';') {
+                    match self.kind(j) {
+                        b'<' => {
+                            j = self.group(j).0;
+                            continue;
+                        }
+                        b'a' if self.is(j, "for") => name = None,
+                        b'a' if self.is(j, "where") => {
+                            while j < self.toks.len() && self.kind(j) != b'{' {
+                                j += 1;
+                            }
+                            break;
+                        }
+                        b'a' if !matches!(self.word(j), Some("dyn" | "mut" | "const")) => {
+                            name = self.word(j);
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if let Some(n) = name
+                    && self.kind(j) == b'{'
+                {
+                    self.opens(Some(j), Frame::Type(n));
+                }
+                j
+            }
+            // A macro's definition is not code (what it expands to is not known here).
+            "macro_rules" if self.kind(i + 1) == b'!' => {
+                let mut j = i + 2;
+                while j < self.toks.len() && !matches!(self.kind(j), b'{' | b'(' | b'[') {
+                    j += 1;
+                }
+                if j < self.toks.len() {
+                    self.group(j).0
+                } else {
+                    j
+                }
+            }
+            // Another macro's body: the front end lowers the expressions in it, not items, so
+            // functions declared in it (`cfg_rt! { pub fn spawn(..) }`) are not in the facts.
+            _ if self.kind(i + 1) == b'!' && matches!(self.kind(i + 2), b'{' | b'(' | b'[') => {
+                self.group(i + 2).0
+            }
+            "fn" if self.word(i + 1).is_some() => {
+                let name = self.word(i + 1).unwrap_or("");
+                let mut j = i + 2;
+                if self.kind(j) == b'<' {
+                    j = self.group(j).0;
+                }
+                if self.kind(j) != b'(' {
+                    return j;
+                }
+                let (mut k, _) = self.group(j);
+                let n = self.rust_params(j, k - 1);
+                while k < self.toks.len() && !matches!(self.kind(k), b'{' | b';' | b'}') {
+                    if matches!(self.kind(k), b'(' | b'<' | b'[') {
+                        k = self.group(k).0;
+                        continue;
+                    }
+                    k += 1;
+                }
+                let has_body = self.kind(k) == b'{';
+                if !name.starts_with('$') {
+                    self.push(name, n, has_body);
+                }
+                if has_body {
+                    self.opens(Some(k), Frame::Body);
+                }
+                k
+            }
+            _ => i + 1,
+        }
+    }
+}
+
+impl<'a> Outline<'a, '_> {
+    /// The parameters of a Rust function between the parentheses at `open` and `close`, as
+    /// the facts count them: one per name its pattern binds (`(a, b): (A, B)` is two,
+    /// `State(ctx): State<C>` one), at least one per parameter.
+    fn rust_params(&self, open: usize, close: usize) -> usize {
+        let mut total = 0;
+        let mut j = open + 1;
+        while j < close {
+            // One parameter: its pattern runs to the first `:` at depth 0, the whole parameter
+            // to the next `,` at depth 0.
+            let mut names: Vec<&str> = Vec::new();
+            let mut depth = 0usize;
+            let mut in_pattern = true;
+            let mut any = false;
+            while j < close {
+                let k = self.kind(j);
+                match k {
+                    b'(' | b'[' | b'{' | b'<' if !(k == b'<' && in_pattern) => depth += 1,
+                    b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                    b'>' if !in_pattern && self.kind(j - 1) != b'-' => {
+                        depth = depth.saturating_sub(1)
+                    }
+                    b',' if depth == 0 => break,
+                    b':' if depth == 0
+                        && in_pattern
+                        && self.kind(j + 1) != b':'
+                        && self.kind(j - 1) != b':' =>
+                    {
+                        in_pattern = false
+                    }
+                    b'a' if in_pattern => {
+                        any = true;
+                        let w = self.word(j).unwrap_or("");
+                        let next = self.kind(j + 1);
+                        let path = next == b':' && self.kind(j + 2) == b':'
+                            || j > 0 && self.kind(j - 1) == b':' && self.kind(j - 2) == b':';
+                        let field = next == b':' && self.kind(j + 2) != b':' && depth > 0;
+                        if !matches!(w, "mut" | "ref" | "box" | "_")
+                            && !matches!(next, b'(' | b'{')
+                            && !path
+                            && !field
+                            && !names.contains(&w)
+                        {
+                            names.push(w);
+                        }
+                    }
+                    _ => any = true,
+                }
+                j += 1;
+            }
+            if any {
+                total += names.len().max(1);
+            }
+            j += 1;
+        }
+        total
+    }
+}
+
+/// Tokens type arguments may span (`Map<String, List<Pair<A, B>>>`); a `<` with no `>` within
+/// them is an operator.
+const MAX_TYPE_ARGS: usize = 512;
+
+/// The bracket that closes `open`.
+fn closer(open: u8) -> u8 {
+    match open {
+        b'(' => b')',
+        b'[' => b']',
+        b'{' => b'}',
+        _ => b'>',
+    }
+}
+
+fn is_kotlin_keyword(w: &str) -> bool {
+    matches!(w, "fun" | "val" | "var" | "class" | "object" | "interface")
+}
+
+/// A word that starts the next declaration (so a function before it has no body).
+fn is_kotlin_decl_start(w: &str) -> bool {
+    matches!(
+        w,
+        "fun"
+            | "val"
+            | "var"
+            | "class"
+            | "interface"
+            | "object"
+            | "override"
+            | "private"
+            | "public"
+            | "protected"
+            | "internal"
+            | "abstract"
+            | "open"
+            | "companion"
+            | "enum"
+            | "data"
+            | "sealed"
+            | "inline"
+            | "operator"
+            | "infix"
+            | "external"
+            | "lateinit"
+            | "const"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Decl = (String, usize, Option<String>, bool);
+
+    /// The outline of `text`, checked against the facts of its parse (as a multiset).
+    fn outline(lang: Lang, text: &str) -> Vec<Decl> {
+        let lexed = crate::lex::lex(lang, text);
+        let got: Vec<Decl> = functions(lang, text, &lexed.tokens)
+            .into_iter()
+            .map(|d| {
+                (
+                    d.name.into_owned(),
+                    d.arity,
+                    d.owner.map(str::to_string),
+                    d.has_body,
+                )
+            })
+            .collect();
+        let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
+        assert!(facts.syntax_errors.is_empty(), "{text}");
+        let mut want: Vec<Decl> = facts
+            .functions
+            .iter()
+            .filter(|f| f.kind != crate::facts::FnKind::Lambda)
+            .filter_map(|f| {
+                let owner = f
+                    .owner
+                    .and_then(|t| facts.types[t].name.as_deref())
+                    .map(|n| crate::facts::simple_name(n).to_string());
+                Some((f.name.clone()?, f.params.len(), owner, f.has_body))
+            })
+            .collect();
+        want.sort();
+        let mut sorted = got.clone();
+        sorted.sort();
+        assert_eq!(sorted, want, "the outline differs from the facts");
+        got
+    }
+
+    fn decl(name: &str, arity: usize, owner: Option<&str>, body: bool) -> Decl {
+        (name.to_string(), arity, owner.map(str::to_string), body)
+    }
+
+    #[test]
+    fn java_members_constructors_and_anonymous_classes() {
+        let got = outline(
+            Lang::Java,
+            "class B<T> extends C {\n  private final int x = compute(1);\n  B(int a) { super(a); }\n\
+             static { init(); }\n  { count++; }\n\
+             @Override public void run() { new Runnable() { public void run() {} }; }\n\
+             static <U> java.util.List<U> make(U a, int... rest) { return Builder.<U>of(a); }\n\
+             record R(int a, String b) { R { } int extra() { return a; } }\n\
+             interface J { void j(int a); default void k() {} }\n\
+             enum E { A(1) { void f() {} }, B(2); E(int v) {} }\n\
+             void record(String a, long b);\n}",
+        );
+        assert_eq!(
+            got,
+            [
+                decl("B", 1, Some("B"), true),
+                decl("<clinit>", 0, Some("B"), true),
+                decl("<init>", 0, Some("B"), true),
+                decl("run", 0, Some("B"), true),
+                decl("run", 0, None, true),
+                decl("make", 2, Some("B"), true),
+                decl("R", 2, Some("R"), true),
+                decl("extra", 0, Some("R"), true),
+                decl("j", 1, Some("J"), false),
+                decl("k", 0, Some("J"), true),
+                decl("f", 0, None, true),
+                decl("E", 1, Some("E"), true),
+                decl("record", 2, Some("B"), false),
+            ]
+        );
+    }
+
+    #[test]
+    fn kotlin_constructors_accessors_extensions_and_objects() {
+        let got = outline(
+            Lang::Kotlin,
+            "data class D(val x: Int, var y: String) : I {\n  constructor(s: String) : this(1, s)\n\
+             val total: Int\n    get() = x + 1\n  val other = get(1)\n\
+             fun <T> List<T>.ext(a: Int, b: (Int) -> Unit = {}): Int = 1\n\
+             private fun local() { fun inner(q: Int) {}; val o = object : Runnable { override fun run() {} } }\n\
+             companion object : Log() { fun create() = D(1, \"\") }\n  init { println() }\n}\n\
+             interface I { fun run(x: Int)\n fun dflt() {} }\nfun interface P { fun p() }\n\
+             enum class E(val v: Int) {\n  A(1) {\n    override fun f() {}\n  },\n  B(2);\n  open fun f() {}\n}\n\
+             fun (suspend () -> Unit).retrying(times: Int): suspend (String) -> Int = { 1 }\n\
+             class X : Base() {}",
+        );
+        assert_eq!(
+            got,
+            [
+                decl("D", 2, Some("D"), true),
+                decl("D", 1, Some("D"), false),
+                decl("<get-total>", 0, Some("D"), true),
+                decl("ext", 2, Some("D"), true),
+                decl("local", 0, Some("D"), true),
+                decl("inner", 1, None, true),
+                decl("run", 0, None, true),
+                decl("Companion", 0, Some("Companion"), true),
+                decl("create", 0, Some("Companion"), true),
+                decl("<init>", 0, Some("D"), true),
+                decl("run", 1, Some("I"), false),
+                decl("dflt", 0, Some("I"), true),
+                decl("p", 0, Some("P"), false),
+                decl("E", 1, Some("E"), true),
+                decl("f", 0, Some("A"), true),
+                decl("f", 0, Some("E"), true),
+                decl("retrying", 1, None, true),
+                decl("X", 0, Some("X"), true),
+            ]
+        );
+    }
+
+    #[test]
+    fn rust_impls_traits_patterns_and_macros() {
+        let got = outline(
+            Lang::Rust,
+            "pub fn free(a: i32, (b, c): (u8, u8), State(ctx): State<C>) -> i32 { 1 }\n\
+             impl<T: Clone> S<T> { pub fn new() -> Self { S } fn m(&self, x: i32) {} }\n\
+             trait T { fn req(&self); fn prov(&self) {} }\nimpl T for S { fn req(&self) {} }\n\
+             macro_rules! mk { ($n:ident) => { fn $n() {} } }\n\
+             fn outer() { fn inner() {} let c = |x| x; }",
+        );
+        assert_eq!(
+            got,
+            [
+                decl("free", 4, None, true),
+                decl("new", 0, Some("S"), true),
+                decl("m", 2, Some("S"), true),
+                decl("req", 1, Some("T"), false),
+                decl("prov", 1, Some("T"), true),
+                decl("req", 1, Some("S"), true),
+                decl("outer", 0, None, true),
+                decl("inner", 0, None, true),
+            ]
+        );
+    }
+}
