@@ -25,7 +25,7 @@
 //! | a guard in a `when` branch `is A if ok ->` (Kotlin 2.1) | `is A , ok ->` |
 //! | an import after other code (a build script's `plugins { }` first) | blanked |
 //! | a callable reference starting a statement after a block `}⏎::f.start(c)` | the line break read as `;` |
-//! | a one-line body ending in a declaration `{ val a = 1 }` | the space before `}` read as `;` |
+//! | a one-line body ending in a declaration `{ val a = 1 }`, `{ fun a() {} }` | the space before `}` read as `;` |
 //! | two file annotations on one line `@file:A @file:B` | the space between read as `;` |
 //! | quotes ending a raw string's text `"""a"""""` | the extra quotes spelt `'` |
 //! | a typed destructuring lambda parameter `{ (a, b): Pair<A, B> -> .. }` | the type blanked |
@@ -666,8 +666,9 @@ fn one_line_declaration_body(src: &[u8], lexed: &Lexed, close: usize) -> bool {
         return false;
     }
     let b = src[p - 1];
+    // (Or a declaration's block: `class D { fun a() {} }`, `object : R { override fun run() {} }`.)
     let ends_operand =
-        is_ident(b) || matches!(b, b')' | b']' | b'"') || lexed.class[p - 1] == Class::Str;
+        is_ident(b) || matches!(b, b')' | b']' | b'"' | b'}') || lexed.class[p - 1] == Class::Str;
     if !ends_operand {
         return false;
     }
@@ -1480,7 +1481,7 @@ mod tests {
     fn suspend_blocks_become_calls() {
         fixed(
             "fun f() { val b = suspend { 1 } }\n",
-            "fun f() { val b = _uspend { 1 } }\n",
+            "fun f() { val b = _uspend { 1 };}\n",
         );
         assert!(patch("suspend fun f() {}\nsuspend\nfun h() {}\n").is_none());
         fixed(
@@ -1737,6 +1738,12 @@ mod tests {
         fixed(
             "enum class E {\n  MAIN { override fun f() = x },\n  B;\n  open fun f() = 0\n}\n",
             "enum class E {\n  MAIN { override fun f() = x;},\n  B;\n  open fun f() = 0\n}\n",
+        );
+        // A declaration with a block last: a class body, an object expression.
+        fixed("class D { fun a() {} }\n", "class D { fun a() {};}\n");
+        fixed(
+            "class C {\n  fun g() {\n    val r = object : Runnable { override fun run() { charge() } }\n  }\n}\n",
+            "class C {\n  fun g() {\n    val r = object : Runnable { override fun run() { charge() };}\n  }\n}\n",
         );
         fixed(
             "@file:JvmMultifileClass @file:JvmName(\"A\")\npackage p\n",
