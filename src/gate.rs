@@ -291,25 +291,9 @@ impl SinkGate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::Lang;
-    use crate::project::Unit;
-    use crate::source::SourceFile;
 
     fn project(files: &[(&str, &str)]) -> Project {
-        Project::new(
-            files
-                .iter()
-                .map(|(path, text)| {
-                    let lang = Lang::from_path(std::path::Path::new(path)).unwrap();
-                    Unit {
-                        src: SourceFile::new(path.into(), text.to_string()),
-                        lang,
-                        facts: crate::lang::parse_and_lower(lang, text).unwrap().facts,
-                        is_test: false,
-                    }
-                })
-                .collect(),
-        )
+        crate::project::parsed(files)
     }
 
     #[test]

@@ -30,6 +30,27 @@ pub struct FnDecl<'a> {
     pub has_body: bool,
 }
 
+/// The named functions of `facts` as the outline describes them, in the facts' order: what
+/// [`functions`] must find for the same text.
+pub fn of_facts(facts: &crate::facts::FileFacts) -> Vec<FnDecl<'_>> {
+    facts
+        .functions
+        .iter()
+        .filter(|f| f.kind != crate::facts::FnKind::Lambda)
+        .filter_map(|f| {
+            Some(FnDecl {
+                name: f.name.as_deref()?.into(),
+                arity: f.params.len(),
+                owner: f
+                    .owner
+                    .and_then(|t| facts.types[t].name.as_deref())
+                    .map(crate::facts::simple_name),
+                has_body: f.has_body,
+            })
+        })
+        .collect()
+}
+
 /// What a `{` opened.
 #[derive(Clone, Copy, Debug)]
 enum Frame<'a> {
@@ -877,32 +898,22 @@ mod tests {
 
     /// The outline of `text`, checked against the facts of its parse (as a multiset).
     fn outline(lang: Lang, text: &str) -> Vec<Decl> {
+        let owned = |d: FnDecl| {
+            (
+                d.name.into_owned(),
+                d.arity,
+                d.owner.map(str::to_string),
+                d.has_body,
+            )
+        };
         let lexed = crate::lex::lex(lang, text);
         let got: Vec<Decl> = functions(lang, text, &lexed.tokens)
             .into_iter()
-            .map(|d| {
-                (
-                    d.name.into_owned(),
-                    d.arity,
-                    d.owner.map(str::to_string),
-                    d.has_body,
-                )
-            })
+            .map(owned)
             .collect();
         let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
         assert!(facts.syntax_errors.is_empty(), "{text}");
-        let mut want: Vec<Decl> = facts
-            .functions
-            .iter()
-            .filter(|f| f.kind != crate::facts::FnKind::Lambda)
-            .filter_map(|f| {
-                let owner = f
-                    .owner
-                    .and_then(|t| facts.types[t].name.as_deref())
-                    .map(|n| crate::facts::simple_name(n).to_string());
-                Some((f.name.clone()?, f.params.len(), owner, f.has_body))
-            })
-            .collect();
+        let mut want: Vec<Decl> = of_facts(&facts).into_iter().map(owned).collect();
         want.sort();
         let mut sorted = got.clone();
         sorted.sort();

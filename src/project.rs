@@ -1170,6 +1170,25 @@ fn header_name_text(e: &Expr) -> Option<&str> {
     }
 }
 
+/// A project of in-memory sources (path, text), each parsed and lowered (for unit tests).
+#[cfg(test)]
+pub(crate) fn parsed(files: &[(&str, &str)]) -> Project {
+    Project::new(
+        files
+            .iter()
+            .map(|(path, text)| {
+                let lang = Lang::from_path(std::path::Path::new(path)).unwrap();
+                Unit {
+                    src: SourceFile::new(path.into(), text.to_string()),
+                    lang,
+                    facts: crate::lang::parse_and_lower(lang, text).unwrap().facts,
+                    is_test: false,
+                }
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::module_root;

@@ -4,24 +4,26 @@
 
 mod common;
 
-use idemlint::facts::{FileFacts, FnKind, Lang, simple_name};
+use idemlint::facts::{FileFacts, Lang};
+use idemlint::outline::FnDecl;
 use std::path::{Path, PathBuf};
 
 type Decl = (String, usize, Option<String>, bool);
 
+fn owned(d: FnDecl) -> Decl {
+    (
+        d.name.into_owned(),
+        d.arity,
+        d.owner.map(str::to_string),
+        d.has_body,
+    )
+}
+
 /// The named functions of `facts` as the outline describes them.
 fn from_facts(facts: &FileFacts) -> Vec<Decl> {
-    let mut v: Vec<Decl> = facts
-        .functions
-        .iter()
-        .filter(|f| f.kind != FnKind::Lambda)
-        .filter_map(|f| {
-            let owner = f
-                .owner
-                .and_then(|t| facts.types[t].name.as_deref())
-                .map(|n| simple_name(n).to_string());
-            Some((f.name.clone()?, f.params.len(), owner, f.has_body))
-        })
+    let mut v: Vec<Decl> = idemlint::outline::of_facts(facts)
+        .into_iter()
+        .map(owned)
         .collect();
     v.sort();
     v
@@ -31,14 +33,7 @@ fn from_outline(lang: Lang, text: &str) -> Vec<Decl> {
     let lexed = idemlint::lex::lex(lang, text);
     let mut v: Vec<Decl> = idemlint::outline::functions(lang, text, &lexed.tokens)
         .into_iter()
-        .map(|d| {
-            (
-                d.name.into_owned(),
-                d.arity,
-                d.owner.map(str::to_string),
-                d.has_body,
-            )
-        })
+        .map(owned)
         .collect();
     v.sort();
     v

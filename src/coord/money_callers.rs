@@ -311,26 +311,10 @@ fn money_evidence<'p>(co: &Coord<'p>, u: usize) -> (Evidence, Calls<'p>) {
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
-    use crate::facts::Lang;
-    use crate::project::Unit;
-    use crate::source::SourceFile;
     use std::sync::Arc;
 
     fn project(files: &[(&str, &str)]) -> Project {
-        Project::new(
-            files
-                .iter()
-                .map(|(path, text)| {
-                    let lang = Lang::from_path(std::path::Path::new(path)).unwrap();
-                    Unit {
-                        src: SourceFile::new(path.into(), text.to_string()),
-                        lang,
-                        facts: crate::lang::parse_and_lower(lang, text).unwrap().facts,
-                        is_test: false,
-                    }
-                })
-                .collect(),
-        )
+        crate::project::parsed(files)
     }
 
     fn named(p: &Project, name: &str) -> FnRef {
