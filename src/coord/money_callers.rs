@@ -74,7 +74,9 @@ impl Nesting {
 
 impl<'p> Coord<'p> {
     /// Which functions may reach money: a walk from any other answers no money (built once
-    /// per run and shared; open when the run is `--exhaustive`).
+    /// per run and shared; open when the run is `--exhaustive`). POSTs to money endpoints are
+    /// evidence, so it must be asked of an analysis whose `shared` holds the run's POST sites
+    /// (`Coord::find_posts`), as IDEM004's and IDEM005's do.
     pub fn money_gate(&self) -> &MoneyGate {
         self.shared.money.get_or_init(|| {
             if self.flow.caches().exhaustive() {
