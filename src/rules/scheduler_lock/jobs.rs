@@ -35,6 +35,16 @@ const LOOP_WHY: &str =
 const QUARTZ_WHY: &str =
     "Quartz with an in-memory (non-clustered) job store fires the job in every replica";
 
+/// Where a job entry's walk starts.
+enum EntryStart {
+    /// The `run` of a `Runnable` (or the like) it builds or holds: through a call.
+    Runs(Vec<FnRef>),
+    /// A lambda held in a local or field: its body, walked where the job starts.
+    Lambda(FnRef),
+    /// The entry's own code, in the job's function.
+    Code,
+}
+
 impl<'p> Coord<'p> {
     /// Every per-process job in the project that may move money: jobs whose walk cannot
     /// reach money ([`Self::job_may_move_money`]) may be left out, and are where finding them
@@ -605,32 +615,45 @@ impl<'p> Coord<'p> {
                 .any(|(at, e)| self.entry_may_move_money(*at, e))
     }
 
-    /// May [`Self::job_reach`] find money from the entry `e` written in `at`?
-    fn entry_may_move_money(&self, at: FnRef, e: &Expr) -> bool {
-        let gate = self.money_gate();
-        let any = |fs: &[FnRef]| fs.iter().any(|f| gate.may_reach(*f));
+    /// Where the walk of an entry `e` written in `at` starts (shared by [`Self::job_reach`] and
+    /// [`Self::entry_may_move_money`], so the gate asks about what the walk walks).
+    fn entry_start(&self, at: FnRef, e: &Expr) -> EntryStart {
         match &e.kind {
-            ExprKind::New { ty, body: None, .. } => any(&self.runnable_run(simple_name(ty))),
+            ExprKind::New { ty, body: None, .. } => {
+                EntryStart::Runs(self.runnable_run(simple_name(ty)))
+            }
             ExprKind::Call {
                 name,
                 receiver: None,
                 ..
-            } if name.starts_with(|c: char| c.is_uppercase()) => any(&self.runnable_run(name)),
+            } if name.starts_with(|c: char| c.is_uppercase()) => {
+                EntryStart::Runs(self.runnable_run(name))
+            }
             ExprKind::Name(_) | ExprKind::Field { .. } => {
                 let lambda = match &e.kind {
                     ExprKind::Name(n) => self.p.lambda_bound_to(at.unit, Some(at), n, true),
                     _ => None,
                 };
                 match lambda {
-                    Some(id) => gate.may_reach(FnRef {
+                    Some(id) => EntryStart::Lambda(FnRef {
                         unit: at.unit,
                         f: id,
                     }),
-                    None => any(&self.typed_runnable(at, e)),
+                    None => EntryStart::Runs(self.typed_runnable(at, e)),
                 }
             }
+            _ => EntryStart::Code,
+        }
+    }
+
+    /// May [`Self::job_reach`] find money from the entry `e` written in `at`?
+    fn entry_may_move_money(&self, at: FnRef, e: &Expr) -> bool {
+        let gate = self.money_gate();
+        match self.entry_start(at, e) {
+            EntryStart::Runs(fs) => fs.iter().any(|f| gate.may_reach(*f)),
+            EntryStart::Lambda(lf) => gate.may_reach(lf),
             // Code written in the job's function (lambdas in it included).
-            _ => gate.may_reach(at),
+            EntryStart::Code => gate.may_reach(at),
         }
     }
 
@@ -644,36 +667,10 @@ impl<'p> Coord<'p> {
             }
         }
         for (at, e) in &job.entries {
-            let r = match &e.kind {
-                ExprKind::New { ty, body: None, .. } => self
-                    .through(*at, e.span, &self.runnable_run(simple_name(ty)))
-                    .unwrap_or(Reach::Nothing),
-                ExprKind::Call {
-                    name,
-                    receiver: None,
-                    ..
-                } if name.starts_with(|c: char| c.is_uppercase()) => self
-                    .through(*at, e.span, &self.runnable_run(name))
-                    .unwrap_or(Reach::Nothing),
-                ExprKind::Name(_) | ExprKind::Field { .. } => {
-                    let lambda = match &e.kind {
-                        ExprKind::Name(n) => self.p.lambda_bound_to(at.unit, Some(*at), n, true),
-                        _ => None,
-                    };
-                    match lambda {
-                        Some(id) => {
-                            let lf = FnRef {
-                                unit: at.unit,
-                                f: id,
-                            };
-                            self.reach_stmts(lf, &self.p.func(lf).body, None)
-                        }
-                        None => self
-                            .through(*at, e.span, &self.typed_runnable(*at, e))
-                            .unwrap_or(Reach::Nothing),
-                    }
-                }
-                _ => self.reach_exprs(vec![(*at, *e)], None),
+            let r = match self.entry_start(*at, e) {
+                EntryStart::Runs(fs) => self.through(*at, e.span, &fs).unwrap_or(Reach::Nothing),
+                EntryStart::Lambda(lf) => self.reach_stmts(lf, &self.p.func(lf).body, None),
+                EntryStart::Code => self.reach_exprs(vec![(*at, *e)], None),
             };
             if !matches!(r, Reach::Nothing) {
                 return r;
