@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{fixture_repo, idemlint, source_files, stderr, stdout};
+use common::{code_paths as codes, fixture_repo, idemlint, source_files, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
@@ -33,23 +33,6 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     v.retain(|p| p.extension().is_some_and(|e| e == "json"));
     v.sort();
     v
-}
-
-fn codes(o: &std::process::Output) -> Vec<String> {
-    let v: serde_json::Value = serde_json::from_str(&stdout(o))
-        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(o), stderr(o)));
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            format!(
-                "{} {}",
-                f["code"].as_str().unwrap(),
-                f["path"].as_str().unwrap()
-            )
-        })
-        .collect()
 }
 
 #[test]

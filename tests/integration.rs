@@ -669,20 +669,7 @@ class CommandsTest {
 }
 "#,
     );
-    let paths = |o: &Output| -> Vec<String> {
-        json(o)["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                format!(
-                    "{} {}",
-                    f["code"].as_str().unwrap(),
-                    f["path"].as_str().unwrap()
-                )
-            })
-            .collect()
-    };
+    let paths = common::code_paths;
     let plain = run(d.path(), &["check", "--select", "ALL", "--format", "json"]);
     assert_eq!(paths(&plain), Vec::<String>::new(), "{}", out(&plain));
     let with_tests = run(

@@ -74,3 +74,21 @@ pub fn source_files(dir: &Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// The findings of a `--format json` run, as `CODE path` lines.
+pub fn code_paths(o: &Output) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(&stdout(o))
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(o), stderr(o)));
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["code"].as_str().unwrap(),
+                f["path"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
