@@ -513,6 +513,110 @@ impl Expr {
         }
     }
 
+    /// [`Expr::for_each_child`], for changing the children.
+    pub fn for_each_child_mut<'a>(&'a mut self, mut f: impl FnMut(&'a mut Expr)) {
+        use ExprKind::*;
+        let arg = |a: &'a mut [Arg], f: &mut dyn FnMut(&'a mut Expr)| {
+            a.iter_mut().for_each(|a| f(&mut a.value))
+        };
+        match &mut self.kind {
+            Name(_) | Str(_) | Lit(_) | Lambda(_) | Object(_) | Break(_) | Continue(_) => {}
+            Field { receiver, .. } => f(receiver),
+            Call { receiver, args, .. } => {
+                if let Some(r) = receiver {
+                    f(r);
+                }
+                arg(args, &mut f);
+            }
+            Macro { args, .. } | New { args, .. } => arg(args, &mut f),
+            Template(parts) | Other(parts) => parts.iter_mut().for_each(f),
+            Binary { lhs, rhs, .. } => {
+                f(lhs);
+                f(rhs);
+            }
+            Unary { operand: e, .. } | Cast { expr: e, .. } | Await(e) | Throw(e) => f(e),
+            Index { receiver, index } => {
+                f(receiver);
+                f(index);
+            }
+            MethodRef { receiver, .. } => {
+                if let Some(r) = receiver {
+                    f(r);
+                }
+            }
+            Assign { target, value, .. } => {
+                f(target);
+                f(value);
+            }
+            If { cond, then, els } => {
+                f(cond);
+                f(then);
+                if let Some(e) = els {
+                    f(e);
+                }
+            }
+            Match { subject, arms } => {
+                if let Some(s) = subject {
+                    f(s);
+                }
+                for MatchArm {
+                    patterns,
+                    guard,
+                    body,
+                    ..
+                } in arms
+                {
+                    patterns.iter_mut().for_each(&mut f);
+                    if let Some(g) = guard {
+                        f(g);
+                    }
+                    f(body);
+                }
+            }
+            Block(stmts) => {
+                for s in stmts {
+                    match s {
+                        Stmt::Let(b) => {
+                            if let Some(i) = &mut b.init {
+                                f(i)
+                            }
+                        }
+                        Stmt::Expr(e) => f(e),
+                        Stmt::LocalFn(_) | Stmt::LocalType(_) => {}
+                    }
+                }
+            }
+            Loop { header, body, .. } => {
+                header.iter_mut().for_each(&mut f);
+                f(body);
+            }
+            Try {
+                body,
+                catches,
+                finally,
+                resources,
+            } => {
+                for r in resources {
+                    if let Some(i) = &mut r.init {
+                        f(i);
+                    }
+                }
+                f(body);
+                for c in catches {
+                    f(&mut c.body);
+                }
+                if let Some(e) = finally {
+                    f(e);
+                }
+            }
+            Return(e) => {
+                if let Some(e) = e {
+                    f(e);
+                }
+            }
+        }
+    }
+
     /// The callee name if this is a call or macro.
     pub fn call_name(&self) -> Option<&str> {
         match &self.kind {

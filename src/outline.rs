@@ -4,7 +4,10 @@
 //! arity, whether they have a body, and the type they are members of.
 //!
 //! It is meant to stand in for the facts when the project index is built, so it must agree with
-//! them: `tests/outline.rs` compares the two on the fixtures and, on demand, on any code.
+//! them: `tests/outline.rs` compares the two on the fixtures and, on demand, on any code. The
+//! front ends number declared functions first (`lang::fn_order`), so the outline's `i`-th
+//! function is the facts' function `i`: an index built from outlines can name a function of a
+//! file that has not been parsed.
 //!
 //! What the facts hold, by language:
 //! - Java: methods and constructors (named as their class), annotation type elements; a member

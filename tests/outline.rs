@@ -1,5 +1,7 @@
 //! The declaration outline ([`idemlint::outline`], issue 16 step 1) names the functions the
-//! facts hold: per file, the same names, arities, owners and bodies. Checked on every fixture
+//! facts hold: per file, the same names, arities, owners and bodies, in the same order (the
+//! lowering numbers declared functions first, so the outline's `i`-th function is the facts'
+//! function `i`). Checked on every fixture
 //! file; `--ignored`, on the directories `IDEMLINT_LEX_DIRS` names.
 
 mod common;
@@ -21,22 +23,18 @@ fn owned(d: FnDecl) -> Decl {
 
 /// The named functions of `facts` as the outline describes them.
 fn from_facts(facts: &FileFacts) -> Vec<Decl> {
-    let mut v: Vec<Decl> = idemlint::outline::of_facts(facts)
+    idemlint::outline::of_facts(facts)
         .into_iter()
         .map(owned)
-        .collect();
-    v.sort();
-    v
+        .collect()
 }
 
 fn from_outline(lang: Lang, text: &str) -> Vec<Decl> {
     let lexed = idemlint::lex::lex(lang, text);
-    let mut v: Vec<Decl> = idemlint::outline::functions(lang, text, &lexed.tokens)
+    idemlint::outline::functions(lang, text, &lexed.tokens)
         .into_iter()
         .map(owned)
-        .collect();
-    v.sort();
-    v
+        .collect()
 }
 
 /// Files under `dirs` whose outline and facts differ, with what differs.
@@ -56,6 +54,19 @@ fn check(dirs: &[PathBuf]) -> (usize, usize, Vec<String>) {
         let got = from_outline(lang, &text);
         fns += want.len();
         if want != got {
+            let (mut a, mut b) = (want.clone(), got.clone());
+            a.sort();
+            b.sort();
+            if a == b {
+                let i = want.iter().zip(&got).take_while(|(a, b)| a == b).count();
+                differ.push(format!(
+                    "{}: same functions, other order: function {i} is {:?} in the facts, {:?} in the outline",
+                    path.display(),
+                    want[i],
+                    got[i]
+                ));
+                continue;
+            }
             let missing: Vec<&Decl> = want.iter().filter(|d| !got.contains(d)).collect();
             let extra: Vec<&Decl> = got.iter().filter(|d| !want.contains(d)).collect();
             differ.push(format!(

@@ -1,6 +1,7 @@
 //! Tree-sitter front ends. Each language module lowers its concrete syntax tree into the
 //! language-neutral [`crate::facts`] model. A file is parsed exactly once.
 
+mod fn_order;
 pub mod java;
 pub mod kotlin;
 mod kotlin_patch;
@@ -72,6 +73,8 @@ pub(crate) fn lower_unshrunk(lang: Lang, source: &str) -> Option<Parsed> {
         Lang::Kotlin => kotlin::lower(&mut lw, tree.root_node()),
         Lang::Rust => rust::lower(&mut lw, tree.root_node()),
     }
+    // Declared functions take the first ids, in the outline's order.
+    fn_order::declared_first(&mut lw.facts);
     if tree.root_node().has_error() {
         collect_errors(tree.root_node(), &mut lw.facts.syntax_errors);
     }
