@@ -168,7 +168,7 @@ impl SinkGate {
             .filter(|(u, _)| unit_evidence[*u])
         {
             for (f, via) in crate::project::call_names(unit) {
-                if names_key(unit.src.slice(unit.facts.functions[f].span)) {
+                if names_key(unit.src.slice(unit.facts().functions[f].span)) {
                     names.extend(via.into_iter().map(str::to_string));
                     direct.insert(FnRef { unit: u, f });
                 }
@@ -217,7 +217,7 @@ impl SinkGate {
                 // Every function, with a body or not (a Retrofit/Feign interface method's
                 // `@Header("Idempotency-Key")` parameter is a sink), and lambda holders.
                 declared.extend(
-                    unit.facts
+                    unit.facts()
                         .functions
                         .iter()
                         .filter_map(|f| f.name.as_deref()),
@@ -225,9 +225,9 @@ impl SinkGate {
                 for (_, via) in crate::project::call_names(unit) {
                     declared.extend(via);
                 }
-                declared.extend(unit.facts.types.iter().filter_map(|t| t.name.as_deref()));
+                declared.extend(unit.facts().types.iter().filter_map(|t| t.name.as_deref()));
                 declared.extend(
-                    unit.facts
+                    unit.facts()
                         .types
                         .iter()
                         .filter_map(|t| t.name.as_deref().map(simple_name)),
@@ -241,7 +241,7 @@ impl SinkGate {
             .map(|(u, unit)| {
                 unit_evidence[u]
                     || !(names.is_empty() && declared.is_empty())
-                        && unit.facts.functions.iter().any(|f| {
+                        && unit.facts().functions.iter().any(|f| {
                             let mut hit = false;
                             walk_stmts(&f.body, &mut |e| {
                                 let called = match &e.kind {

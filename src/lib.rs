@@ -567,12 +567,12 @@ fn too_big(c: &discover::Candidate, len: u64) -> (Unit, Vec<Notice>) {
             MAX_FILE_BYTES >> 20
         ),
     };
-    let unit = Unit {
-        src: SourceFile::new(c.path.clone(), String::new()),
-        lang: c.lang,
-        facts: facts::FileFacts::default(),
-        is_test: c.is_test,
-    };
+    let unit = Unit::new(
+        SourceFile::new(c.path.clone(), String::new()),
+        c.lang,
+        facts::FileFacts::default(),
+        c.is_test,
+    );
     (unit, vec![notice])
 }
 
@@ -665,15 +665,7 @@ fn parse_unit(
             facts::FileFacts::default()
         }
     };
-    (
-        Unit {
-            src,
-            lang,
-            facts,
-            is_test,
-        },
-        notices,
-    )
+    (Unit::new(src, lang, facts, is_test), notices)
 }
 
 fn finish(
@@ -753,7 +745,7 @@ fn finish(
     if !opts.include_tests {
         findings.retain(|f| {
             !project.units[f.unit]
-                .facts
+                .facts()
                 .test_regions
                 .iter()
                 .any(|r| r.contains(f.span))

@@ -18,9 +18,25 @@ type CallIndex = HashMap<Text, Vec<(FnRef, Span)>>;
 pub struct Unit {
     pub src: SourceFile,
     pub lang: Lang,
-    pub facts: FileFacts,
+    facts: FileFacts,
     /// A test source (`src/test/**`, `*Test.java`, `tests/**`), checked with `--include-tests`.
     pub is_test: bool,
+}
+
+impl Unit {
+    pub fn new(src: SourceFile, lang: Lang, facts: FileFacts, is_test: bool) -> Unit {
+        Unit {
+            src,
+            lang,
+            facts,
+            is_test,
+        }
+    }
+
+    /// The file's facts.
+    pub fn facts(&self) -> &FileFacts {
+        &self.facts
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -103,14 +119,14 @@ impl Project {
                 .enumerate()
                 .map(|(u, unit)| {
                     (
-                        registrations_in(&unit.facts),
-                        fns_by_name_in(u, &unit.facts),
+                        registrations_in(unit.facts()),
+                        fns_by_name_in(u, unit.facts()),
                     )
                 })
                 .unzip()
         };
         for ((u, unit), regs) in units.iter().enumerate().zip(registrations) {
-            index.add_unit(u, &unit.facts, regs, &by_unit[u]);
+            index.add_unit(u, unit.facts(), regs, &by_unit[u]);
         }
         index.fns_by_unit = by_unit;
         index.settle_key_params();
@@ -118,7 +134,7 @@ impl Project {
             .par_iter()
             .map(|u| {
                 let mut m: HashMap<FnId, Vec<FnId>> = HashMap::default();
-                for (i, f) in u.facts.functions.iter().enumerate() {
+                for (i, f) in u.facts().functions.iter().enumerate() {
                     if let Some(parent) = f.parent {
                         m.entry(parent).or_default().push(i);
                     }
@@ -140,13 +156,13 @@ impl Project {
         let mut fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>> =
             HashMap::default();
         for (u, unit) in project.units.iter().enumerate() {
-            for (i, b) in unit.facts.globals.iter().enumerate() {
+            for (i, b) in unit.facts().globals.iter().enumerate() {
                 fields_by_name
                     .entry(b.name.clone())
                     .or_default()
                     .push((u, None, i));
             }
-            for (t, ty) in unit.facts.types.iter().enumerate() {
+            for (t, ty) in unit.facts().types.iter().enumerate() {
                 for (i, b) in ty.fields.iter().enumerate() {
                     fields_by_name
                         .entry(b.name.clone())
@@ -159,7 +175,7 @@ impl Project {
         project.supers = (0..project.units.len())
             .into_par_iter()
             .map(|u| {
-                (0..project.units[u].facts.types.len())
+                (0..project.units[u].facts().types.len())
                     .map(|t| {
                         let mut out: Vec<String> = Vec::new();
                         for (s, _, _) in project.supertype_origins(TypeRef { unit: u, t }) {
@@ -174,7 +190,7 @@ impl Project {
             .collect();
         let mut subtypes: HashMap<String, Vec<String>> = HashMap::default();
         for (u, unit) in project.units.iter().enumerate() {
-            for (t, ty) in unit.facts.types.iter().enumerate() {
+            for (t, ty) in unit.facts().types.iter().enumerate() {
                 let Some(name) = ty.name.as_deref().map(simple_name) else {
                     continue;
                 };
@@ -198,7 +214,7 @@ impl Project {
     }
 
     pub fn func(&self, r: FnRef) -> &Function {
-        &self.units[r.unit].facts.functions[r.f]
+        &self.units[r.unit].facts().functions[r.f]
     }
 
     /// Project functions a call `name(args)` may resolve to: same name and a parameter count
@@ -376,7 +392,7 @@ impl Project {
         let here = here.strip_suffix("/mod").unwrap_or(&here).to_string();
         let tail = format!("::{name}");
         let path = u
-            .facts
+            .facts()
             .imports
             .iter()
             .find_map(|i| i.strip_suffix(tail.as_str()))?;
@@ -425,7 +441,7 @@ impl Project {
             .into_iter()
             .flatten()
             .map(move |&(u, t, i)| {
-                let f = &self.units[u].facts;
+                let f = &self.units[u].facts();
                 let b = match t {
                     Some(t) => &f.types[t].fields[i],
                     None => &f.globals[i],
@@ -437,7 +453,7 @@ impl Project {
     /// Does a project type called `type_name` declare a field (or record component) `field`?
     pub fn type_has_field(&self, type_name: &str, field: &str) -> bool {
         self.types_named(type_name).iter().any(|t| {
-            self.units[t.unit].facts.types[t.t]
+            self.units[t.unit].facts().types[t.t]
                 .fields
                 .iter()
                 .any(|b| b.name == field)
@@ -465,7 +481,7 @@ impl Project {
     /// Does file `u` import something under one of `prefixes` (`okhttp3`, `org.jobrunr`)?
     pub fn imports_any(&self, u: usize, prefixes: &[String]) -> bool {
         self.units[u]
-            .facts
+            .facts()
             .imports
             .iter()
             .any(|i| prefixes.iter().any(|pre| i.starts_with(pre.as_str())))
@@ -492,7 +508,7 @@ impl Project {
                     .enumerate()
                     .map(|(u, unit)| {
                         let mut v = Vec::new();
-                        for (f, func) in unit.facts.functions.iter().enumerate() {
+                        for (f, func) in unit.facts().functions.iter().enumerate() {
                             walk_stmts(&func.body, &mut |e| {
                                 if let ExprKind::Call { name, .. }
                                 | ExprKind::MethodRef { name, .. } = &e.kind
@@ -576,7 +592,7 @@ impl Project {
             if !seen.insert(t) || seen.len() > 64 {
                 continue;
             }
-            for written in &self.units[t.unit].facts.types[t.t].supertypes {
+            for written in &self.units[t.unit].facts().types[t.t].supertypes {
                 let s = simple_name(written).to_string();
                 if let Some(defs) = self.index.types_by_name.get(&s) {
                     stack.extend(defs.iter().copied());
@@ -595,7 +611,7 @@ impl Project {
         }
         let span = self.func(f).span;
         self.units[f.unit]
-            .facts
+            .facts()
             .types
             .iter()
             .enumerate()
@@ -615,7 +631,7 @@ impl Project {
         name: &str,
         wrapped: bool,
     ) -> Option<FnId> {
-        let facts = &self.units[u].facts;
+        let facts = &self.units[u].facts();
         let as_lambda = |e: &Expr| held_lambda(e, wrapped);
         if let Some(f) = enclosing {
             for a in self.ancestors(f) {
@@ -998,7 +1014,7 @@ impl Project {
     /// canonical constructor is implicit).
     pub fn record_components(&self, ty: &str, n: usize) -> Option<Vec<String>> {
         self.index.types_by_name.get(ty)?.iter().find_map(|r| {
-            let decl = &self.units[r.unit].facts.types[r.t];
+            let decl = &self.units[r.unit].facts().types[r.t];
             let comps: Vec<String> = decl
                 .fields
                 .iter()
@@ -1037,7 +1053,7 @@ impl Project {
         cat: &crate::catalog::Catalog,
     ) -> Option<String> {
         for r in self.index.types_by_name.get(ty)? {
-            let facts = &self.units[r.unit].facts;
+            let facts = &self.units[r.unit].facts();
             let decl = &facts.types[r.t];
             let own = decl.fields.iter();
             let nested = decl
@@ -1085,7 +1101,7 @@ pub fn find_call(func: &Function, span: Span) -> Option<&Expr> {
 /// Lambdas of `unit` held by a local, field or file-level value (see [`held_lambda`]):
 /// lambda -> holder names.
 fn lambda_holders(unit: &Unit) -> HashMap<FnId, Vec<&str>> {
-    let facts = &unit.facts;
+    let facts = &unit.facts();
     let mut all: Vec<&Binding> = facts.globals.iter().collect();
     all.extend(facts.types.iter().flat_map(|t| t.fields.iter()));
     for g in &facts.functions {
@@ -1107,7 +1123,7 @@ fn lambda_holders(unit: &Unit) -> HashMap<FnId, Vec<&str>> {
 pub fn call_names(unit: &Unit) -> Vec<(FnId, Vec<&str>)> {
     let mut held: Option<HashMap<FnId, Vec<&str>>> = None;
     let mut out = Vec::new();
-    for (f, func) in unit.facts.functions.iter().enumerate() {
+    for (f, func) in unit.facts().functions.iter().enumerate() {
         if !func.has_body {
             continue;
         }
@@ -1178,12 +1194,13 @@ pub(crate) fn parsed(files: &[(&str, &str)]) -> Project {
             .iter()
             .map(|(path, text)| {
                 let lang = Lang::from_path(std::path::Path::new(path)).unwrap();
-                Unit {
-                    src: SourceFile::new(path.into(), text.to_string()),
+                let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
+                Unit::new(
+                    SourceFile::new(path.into(), text.to_string()),
                     lang,
-                    facts: crate::lang::parse_and_lower(lang, text).unwrap().facts,
-                    is_test: false,
-                }
+                    facts,
+                    false,
+                )
             })
             .collect(),
     )

@@ -194,7 +194,7 @@ pub fn apply(project: &Project, findings: Vec<Finding>, selection: &Selection) -
         let unit = &project.units[u];
         let mut d = comment_directives(&unit.src);
         if unit.src.text.contains("idemlint:") {
-            d.extend(annotation_directives(&unit.facts, &unit.src));
+            d.extend(annotation_directives(unit.facts(), &unit.src));
         }
         d
     };

@@ -37,7 +37,7 @@ pub fn constructions(p: &Project) -> Constructions {
             .enumerate()
             .map(|(u, unit)| {
                 let mut out = Vec::new();
-                let facts = &unit.facts;
+                let facts = &unit.facts();
                 for func in &facts.functions {
                     walk_stmts(&func.body, &mut |e| scan(e, u, &mut out));
                 }
@@ -128,7 +128,7 @@ pub fn field_lambdas(
     // one kept)
     let mut ctors: Vec<(usize, Option<&str>, usize, usize)> = Vec::new();
     for t in p.types_named(type_name) {
-        let decl = &p.units[t.unit].facts.types[t.t];
+        let decl = &p.units[t.unit].facts().types[t.t];
         for &m in &decl.methods {
             let at = FnRef { unit: t.unit, f: m };
             let func = p.func(at);
@@ -193,7 +193,7 @@ fn sees(p: &Project, site: usize, decl: usize, type_name: &str) -> bool {
         return true;
     }
     let imports: Vec<String> = p.units[site]
-        .facts
+        .facts()
         .imports
         .iter()
         .filter_map(|i| {

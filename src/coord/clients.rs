@@ -405,7 +405,7 @@ impl<'a, 'p> Clients<'a, 'p> {
         if let Some(f) = at {
             return self.p.enclosing_type(f).map(|t| (f.unit, t));
         }
-        let types = &self.p.units[unit].facts.types;
+        let types = &self.p.units[unit].facts().types;
         (0..types.len())
             .filter(|&t| types[t].span.contains(span))
             .min_by_key(|&t| types[t].span.len())
@@ -415,7 +415,7 @@ impl<'a, 'p> Clients<'a, 'p> {
     /// The type `t` of unit `u` or one it is nested in that declares field `name` (for a Rust
     /// impl block, the struct of that name in the file).
     fn field_of(&self, u: usize, t: TypeId, name: &str) -> Option<(usize, TypeId)> {
-        let types = &self.p.units[u].facts.types;
+        let types = &self.p.units[u].facts().types;
         let mut cur = Some(t);
         let mut steps = 0;
         while let Some(t) = cur {
@@ -438,7 +438,7 @@ impl<'a, 'p> Clients<'a, 'p> {
     /// The one project type named `ty` that declares field `name`.
     fn unique_type(&self, ty: &str, name: &str) -> Option<(usize, TypeId)> {
         let mut hits = self.p.types_named(simple_name(ty)).iter().filter(|r| {
-            self.p.units[r.unit].facts.types[r.t]
+            self.p.units[r.unit].facts().types[r.t]
                 .fields
                 .iter()
                 .any(|b| b.name == name)
@@ -450,7 +450,7 @@ impl<'a, 'p> Clients<'a, 'p> {
     /// Field `name` of type `t`: its initialiser, assignments in the type's methods, and the
     /// constructor arguments or struct-literal fields it is given.
     fn field(&self, u: usize, t: TypeId, name: &str, depth: u32, out: &mut Vec<Region>) -> bool {
-        let decl = &self.p.units[u].facts.types[t];
+        let decl = &self.p.units[u].facts().types[t];
         let Some(b) = decl.fields.iter().find(|b| b.name == name) else {
             return false;
         };
@@ -544,7 +544,7 @@ impl<'a, 'p> Clients<'a, 'p> {
     }
 
     fn methods_of(&self, u: usize, t: TypeId) -> Vec<FnRef> {
-        let facts = &self.p.units[u].facts;
+        let facts = &self.p.units[u].facts();
         let name = facts.types[t].name.as_deref();
         // A Rust type's methods are in its impl blocks, each a type of its own.
         (0..facts.types.len())
@@ -560,14 +560,14 @@ impl<'a, 'p> Clients<'a, 'p> {
         let mut out = Vec::new();
         for u in self.mentioning(ty) {
             let unit = &self.p.units[u];
-            for (f, func) in unit.facts.functions.iter().enumerate() {
+            for (f, func) in unit.facts().functions.iter().enumerate() {
                 let at = FnRef { unit: u, f };
                 walk_stmts(&func.body, &mut |e| {
                     if let ExprKind::New { ty: t, args, .. } = &e.kind
                         && (simple_name(t) == ty
                             || (t == "Self"
                                 && self.p.enclosing_type(at).is_some_and(|x| {
-                                    unit.facts.types[x].name.as_deref() == Some(ty)
+                                    unit.facts().types[x].name.as_deref() == Some(ty)
                                 })))
                         && let Some(a) = args.iter().find(|a| a.name.as_deref() == Some(field))
                     {
@@ -670,7 +670,7 @@ impl<'a, 'p> Clients<'a, 'p> {
             .get_or_init(|| {
                 (0..self.p.units.len())
                     .flat_map(|u| {
-                        let fs = &self.p.units[u].facts.functions;
+                        let fs = &self.p.units[u].facts().functions;
                         (0..fs.len()).map(move |f| FnRef { unit: u, f })
                     })
                     .filter(|r| {
@@ -735,7 +735,7 @@ impl<'a, 'p> Clients<'a, 'p> {
             return self.lambda_registrations(f, entry);
         }
         let owner = func.owner?;
-        let ty = self.p.units[f.unit].facts.types[owner].name.clone()?;
+        let ty = self.p.units[f.unit].facts().types[owner].name.clone()?;
         self.instance_registrations(&ty)
     }
 
@@ -804,7 +804,7 @@ impl<'a, 'p> Clients<'a, 'p> {
 
     /// The name of the field, file-level value or local whose initialiser is at `span`.
     fn bound_name(&self, u: usize, span: Span) -> Option<String> {
-        let facts = &self.p.units[u].facts;
+        let facts = &self.p.units[u].facts();
         let at = |b: &Binding| b.init.as_ref().is_some_and(|i| peel(i).span == span);
         if let Some(b) = facts
             .types
@@ -881,7 +881,7 @@ impl<'a, 'p> Clients<'a, 'p> {
         let mut regions: Vec<Region> = Vec::new();
         let mut escapes = false;
         for u in self.mentioning(needle) {
-            let facts = &self.p.units[u].facts;
+            let facts = &self.p.units[u].facts();
             let in_type = |e: &Expr| {
                 facts
                     .types
@@ -933,7 +933,7 @@ impl<'a, 'p> Clients<'a, 'p> {
 /// Every expression of unit `u` with the function it is written in (`None` in a field or
 /// file-level initialiser).
 fn each_expr_in<'p>(p: &'p Project, u: usize, f: &mut impl FnMut(Option<FnRef>, &'p Expr)) {
-    let facts = &p.units[u].facts;
+    let facts = &p.units[u].facts();
     for (g, func) in facts.functions.iter().enumerate() {
         let at = FnRef { unit: u, f: g };
         walk_stmts(&func.body, &mut |e| f(Some(at), e));
@@ -954,5 +954,5 @@ fn each_expr_in<'p>(p: &'p Project, u: usize, f: &mut impl FnMut(Option<FnRef>, 
 /// and file-level initialisers, script statements.
 fn each_expr<'p>(p: &'p Project, u: usize, f: &mut impl FnMut(&'p Expr)) {
     each_expr_in(p, u, &mut |_, e| f(e));
-    walk_stmts(&p.units[u].facts.top_level, f);
+    walk_stmts(&p.units[u].facts().top_level, f);
 }

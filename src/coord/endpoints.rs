@@ -534,7 +534,7 @@ impl<'p> Shaper<'p> {
                 field_binding(self.p, unit, at, None, var).and_then(|(_, b)| b.ty.clone())
             })?;
         let decl = self.p.types_named(simple_name(&ty)).iter().find_map(|t| {
-            let d = &self.p.units[t.unit].facts.types[t.t];
+            let d = &self.p.units[t.unit].facts().types[t.t];
             d.annotations
                 .iter()
                 .find(|a| self.properties_annotations.contains(&a.name))
@@ -832,7 +832,7 @@ pub fn find<'p>(
         if !may_post[u] {
             continue;
         }
-        for (f, func) in unit.facts.functions.iter().enumerate() {
+        for (f, func) in unit.facts().functions.iter().enumerate() {
             let at = FnRef { unit: u, f };
             fd.declared_post(at, &mut posts);
             if !func.has_body {
@@ -848,7 +848,7 @@ pub fn find<'p>(
             if sdks.visible(u).is_empty() {
                 continue;
             }
-            for f in 0..p.units[u].facts.functions.len() {
+            for f in 0..p.units[u].facts().functions.len() {
                 fd.sdk_sites_in(&sdks, FnRef { unit: u, f }, &mut posts);
             }
         }
@@ -909,7 +909,7 @@ impl<'p> Finder<'_, 'p> {
             .get_or_init(|| {
                 let mut by_name: HashMap<&'p str, Vec<(FnRef, &'p Expr)>> = HashMap::default();
                 for (u, unit) in p.units.iter().enumerate() {
-                    for (f, func) in unit.facts.functions.iter().enumerate() {
+                    for (f, func) in unit.facts().functions.iter().enumerate() {
                         walk_stmts(&func.body, &mut |e| {
                             if let ExprKind::Call { name, .. } = &e.kind
                                 && p.count_named(name) > 0
@@ -992,7 +992,7 @@ impl<'p> Finder<'_, 'p> {
                             families: chain_family(
                                 &chain,
                                 self.p.units[at.unit].lang,
-                                &self.p.units[at.unit].facts.imports,
+                                &self.p.units[at.unit].facts().imports,
                             ),
                             sdk: None,
                             client: None,
@@ -1016,7 +1016,7 @@ impl<'p> Finder<'_, 'p> {
                                 families: chain_family(
                                     &chain,
                                     self.p.units[at.unit].lang,
-                                    &self.p.units[at.unit].facts.imports,
+                                    &self.p.units[at.unit].facts().imports,
                                 ),
                             });
                         }
@@ -1291,7 +1291,7 @@ impl<'p> Finder<'_, 'p> {
             return;
         }
         let Some(owner) = func.owner else { return };
-        let ty = &self.p.units[at.unit].facts.types[owner];
+        let ty = &self.p.units[at.unit].facts().types[owner];
         if ty.kind != TypeKind::Interface {
             return;
         }

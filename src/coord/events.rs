@@ -344,7 +344,7 @@ impl<'p> Coord<'p> {
                     },
                 )),
                 ExprKind::New { body: Some(t), .. } | ExprKind::Object(t) => {
-                    let ty = &self.p.units[at.unit].facts.types[*t];
+                    let ty = &self.p.units[at.unit].facts().types[*t];
                     for &m in &ty.methods {
                         stack.extend(super::syntax::body_exprs(
                             self.p,
@@ -672,7 +672,7 @@ impl<'p> Coord<'p> {
         if !targets.is_empty()
             && targets.iter().all(|t| {
                 self.p.enclosing_type(*t).is_some_and(|ty| {
-                    let decl = &self.p.units[t.unit].facts.types[ty];
+                    let decl = &self.p.units[t.unit].facts().types[ty];
                     matches!(decl.kind, crate::facts::TypeKind::Interface)
                         && decl
                             .name
@@ -701,7 +701,7 @@ impl<'p> Coord<'p> {
             // Java never calls a field: a call without a receiver that the class does not
             // declare is a generated accessor, or a method inherited from a library base
             // class or statically imported (`chargeCustomer(..)` from `BillingJobSupport`).
-            let facts = &self.p.units[at.unit].facts;
+            let facts = &self.p.units[at.unit].facts();
             let imported = facts.imports.iter().any(|i| {
                 i.ends_with(&format!(".{name}"))
                     || i.strip_suffix(".*").is_some_and(|owner| {
@@ -733,7 +733,7 @@ impl<'p> Coord<'p> {
             && super::words::words(name).len() >= 2
             && self.p.fns_named(name).is_empty()
             && self.p.field_owners(name).any(|(u, t)| {
-                let decl = &self.p.units[u].facts.types[t];
+                let decl = &self.p.units[u].facts().types[t];
                 decl.kind == crate::facts::TypeKind::Record
                     || decl.annotations.iter().any(|a| a.name == "Accessors")
             })
@@ -770,7 +770,7 @@ impl<'p> Coord<'p> {
                 .types_named(&ty)
                 .iter()
                 .flat_map(|t| {
-                    self.p.units[t.unit].facts.types[t.t]
+                    self.p.units[t.unit].facts().types[t.t]
                         .methods
                         .iter()
                         .map(move |&m| FnRef { unit: t.unit, f: m })
@@ -899,7 +899,7 @@ impl<'p> Coord<'p> {
                     .copied()
                     .filter(|f| {
                         self.p.func(*f).owner.is_some_and(|o| {
-                            let ty = &self.p.units[f.unit].facts.types[o];
+                            let ty = &self.p.units[f.unit].facts().types[o];
                             ty.name.as_deref().map(simple_name) == Some(key.1.as_str())
                                 || self
                                     .p
@@ -1171,14 +1171,10 @@ pub(crate) mod tests {
                 }
                 src.push_str("}\n");
                 let path = format!("C{i}.java");
-                Unit {
-                    facts: crate::lang::parse_and_lower(Lang::Java, &src)
-                        .expect("parses")
-                        .facts,
-                    src: SourceFile::new(path.into(), src),
-                    lang: Lang::Java,
-                    is_test: false,
-                }
+                let facts = crate::lang::parse_and_lower(Lang::Java, &src)
+                    .expect("parses")
+                    .facts;
+                Unit::new(SourceFile::new(path.into(), src), Lang::Java, facts, false)
             })
             .collect();
         Project::new(units)
@@ -1192,7 +1188,9 @@ pub(crate) mod tests {
         let p = cyclic_project();
         let cat = Catalog::builtin();
         let fns: Vec<FnRef> = (0..p.units.len())
-            .flat_map(|u| (0..p.units[u].facts.functions.len()).map(move |f| FnRef { unit: u, f }))
+            .flat_map(|u| {
+                (0..p.units[u].facts().functions.len()).map(move |f| FnRef { unit: u, f })
+            })
             .collect();
         let alone: Vec<String> = fns
             .iter()

@@ -60,7 +60,7 @@ impl<'p> Coord<'p> {
             if !may_have[u] {
                 continue;
             }
-            for f in 0..unit.facts.functions.len() {
+            for f in 0..unit.facts().functions.len() {
                 let at = FnRef { unit: u, f };
                 self.keys_in(at, &mut out, &mut memo, &helpers, 0);
             }

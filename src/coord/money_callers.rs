@@ -36,7 +36,7 @@ struct Nesting {
 impl Nesting {
     fn new(p: &Project, u: usize) -> Nesting {
         let mut spans: Vec<(usize, usize, usize)> = p.units[u]
-            .facts
+            .facts()
             .functions
             .iter()
             .enumerate()
@@ -104,7 +104,7 @@ fn compute(co: &Coord) -> MoneyGate {
     let mut member: Vec<Vec<bool>> = p
         .units
         .iter()
-        .map(|u| vec![false; u.facts.functions.len()])
+        .map(|u| vec![false; u.facts().functions.len()])
         .collect();
     if evidence
         .iter()
@@ -260,11 +260,11 @@ fn money_evidence<'p>(co: &Coord<'p>, u: usize) -> (Evidence, Calls<'p>) {
         .collect();
     let mut fns = Vec::new();
     let mut calls = Vec::new();
-    for (f, func) in unit.facts.functions.iter().enumerate() {
+    for (f, func) in unit.facts().functions.iter().enumerate() {
         let at = FnRef { unit: u, f };
         if !func.has_body {
             let port = p.enclosing_type(at).is_some_and(|t| {
-                let decl = &unit.facts.types[t];
+                let decl = &unit.facts().types[t];
                 matches!(decl.kind, TypeKind::Interface)
                     && decl
                         .name
@@ -334,7 +334,7 @@ mod tests {
         let gate = co.money_gate();
         let (mut money, mut left_out) = (0, 0);
         for u in 0..p.units.len() {
-            for f in 0..p.units[u].facts.functions.len() {
+            for f in 0..p.units[u].facts().functions.len() {
                 let f = FnRef { unit: u, f };
                 let reaches = matches!(co.reach_fn(f), crate::coord::Reach::Money { .. });
                 if reaches {

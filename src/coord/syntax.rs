@@ -58,7 +58,7 @@ pub fn field_binding<'p>(
     owner_hint: Option<&str>,
     name: &str,
 ) -> Option<(usize, &'p Binding)> {
-    let facts = &p.units[unit].facts;
+    let facts = &p.units[unit].facts();
     if owner_hint.is_none() {
         let mut ty = at.and_then(|f| p.enclosing_type(f));
         while let Some(t) = ty {
@@ -78,7 +78,7 @@ pub fn field_binding<'p>(
     }
     if let Some(owner) = owner_hint {
         for r in p.types_named(crate::facts::simple_name(owner)) {
-            let f = &p.units[r.unit].facts;
+            let f = &p.units[r.unit].facts();
             let decl = &f.types[r.t];
             let nested = decl.nested.iter().flat_map(|&n| f.types[n].fields.iter());
             if let Some(b) = decl.fields.iter().chain(nested).find(|b| b.name == name) {

@@ -817,7 +817,7 @@ impl<'p> Flow<'p> {
             // Same type (and overrides in its subclasses: template methods), then same file.
             let my_owner = self.p.enclosing_type(at);
             let my_name = my_owner
-                .and_then(|o| self.p.units[at.unit].facts.types[o].name.as_deref())
+                .and_then(|o| self.p.units[at.unit].facts().types[o].name.as_deref())
                 .map(simple_name);
             if let Some(n) = my_name {
                 let on_type = self.resolve_on_type(n, name, arity);
@@ -887,7 +887,7 @@ impl<'p> Flow<'p> {
             .filter(|r| {
                 self.p.func(*r).has_body
                     && self.p.func(*r).owner.is_some_and(|o| {
-                        self.p.units[r.unit].facts.types[o]
+                        self.p.units[r.unit].facts().types[o]
                             .name
                             .as_deref()
                             .map(simple_name)
@@ -1001,7 +1001,7 @@ fn walk_scoped<'a>(p: &'a Project, root: FnRef, out: &mut Vec<Scoped<'a>>) {
         S(FnId, &'a Stmt, usize),
         E(FnId, &'a Expr, usize),
     }
-    let facts = &p.units[root.unit].facts;
+    let facts = &p.units[root.unit].facts();
     let mut stack = vec![W::F(root.f)];
     let mut seen_fns: HashSet<FnId> = HashSet::default();
     while let Some(w) = stack.pop() {
@@ -1330,14 +1330,14 @@ impl<'f, 'p> Ev<'f, 'p> {
         };
         let p = self.flow.p;
         let owner_id = p.enclosing_type(self.at)?;
-        let owner_decl = &p.units[self.at.unit].facts.types[owner_id];
+        let owner_decl = &p.units[self.at.unit].facts().types[owner_id];
         let owner = simple_name(owner_decl.name.as_deref()?);
         // Kotlin `newKey()` where the class also declares a function `newKey`: the function.
         if receiver.is_none()
             && owner_decl
                 .methods
                 .iter()
-                .any(|m| p.units[self.at.unit].facts.functions[*m].name.as_deref() == Some(name))
+                .any(|m| p.units[self.at.unit].facts().functions[*m].name.as_deref() == Some(name))
         {
             return None;
         }

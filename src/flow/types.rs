@@ -11,13 +11,13 @@ impl<'p> Ev<'_, 'p> {
         let owner = p.ancestors(self.at).find_map(|a| p.func(a).owner);
         let mut ty = owner;
         while let Some(t) = ty {
-            let decl = &unit.facts.types[t];
+            let decl = &unit.facts().types[t];
             if let Some(b) = decl.fields.iter().find(|b| b.name == name) {
                 return b.init.as_ref();
             }
             ty = decl.parent_type;
         }
-        unit.facts
+        unit.facts()
             .globals
             .iter()
             .find(|b| b.name == name)
@@ -50,7 +50,7 @@ impl<'p> Ev<'_, 'p> {
             if steps > 16 {
                 break;
             }
-            let decl = &unit.facts.types[t];
+            let decl = &unit.facts().types[t];
             if let Some(b) = decl.fields.iter().find(|b| b.name == name) {
                 field = Some(b);
                 break;

@@ -73,7 +73,7 @@ impl<'p> Ctx<'p> {
         let name = func.name.clone().unwrap_or_else(|| "<lambda>".into());
         if func.owner.is_none() && func.name.is_none() {
             // A lambda in a field initialiser: name it after the innermost enclosing type.
-            let facts = &self.p.units[named.unit].facts;
+            let facts = &self.p.units[named.unit].facts();
             if let Some(ty) = facts
                 .types
                 .iter()
@@ -85,7 +85,7 @@ impl<'p> Ctx<'p> {
         }
         match func.owner {
             Some(t) => {
-                let ty = &self.p.units[named.unit].facts.types[t];
+                let ty = &self.p.units[named.unit].facts().types[t];
                 format!("{}.{}", ty.name.as_deref().unwrap_or("<anonymous>"), name)
             }
             None => name,

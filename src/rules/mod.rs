@@ -156,7 +156,7 @@ pub fn check_unit(ctx: &Ctx, flow: &Flow, unit: usize, sel: &Selection, out: &mu
         return;
     }
     let everything = want008 || ((want002 || want003) && !ctx.retry().is_empty());
-    let n = ctx.p.units[unit].facts.functions.len();
+    let n = ctx.p.units[unit].facts().functions.len();
     let mut flows: Vec<KeyFlow> = Vec::new();
     for f in 0..n {
         let r = FnRef { unit, f };

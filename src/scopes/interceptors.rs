@@ -58,7 +58,7 @@ fn template_methods(
         return;
     }
     for u in 0..p.units.len() {
-        let facts = &p.units[u].facts;
+        let facts = &p.units[u].facts();
         for (t, ty) in facts.types.iter().enumerate() {
             if ty.supertypes.is_empty() {
                 continue;
@@ -143,7 +143,7 @@ fn handler_body(p: &Project, u: usize, e: &InterceptorEntry, f: FnId) -> FnId {
             _ => None,
         }
     }
-    match p.units[u].facts.functions[f].body.last() {
+    match p.units[u].facts().functions[f].body.last() {
         Some(Stmt::Expr(e)) => lambda_in(e).unwrap_or(f),
         _ => f,
     }
@@ -157,7 +157,7 @@ fn classes(
     bases: &mut Vec<Base>,
 ) {
     let unit = &p.units[u];
-    for (t, ty) in unit.facts.types.iter().enumerate() {
+    for (t, ty) in unit.facts().types.iter().enumerate() {
         annotated(p, cat, u, t, out);
         if ty.supertypes.is_empty() {
             continue;
@@ -201,7 +201,7 @@ fn classes(
             .iter()
             .copied()
             .filter(|&m| {
-                let f = &unit.facts.functions[m];
+                let f = &unit.facts().functions[m];
                 f.has_body
                     && f.name
                         .as_deref()
@@ -265,7 +265,7 @@ fn annotated(
     out: &mut HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
 ) {
     let unit = &p.units[u];
-    let ty = &unit.facts.types[t];
+    let ty = &unit.facts().types[t];
     if ty.annotations.is_empty() {
         return;
     }
@@ -284,7 +284,7 @@ fn annotated(
             .iter()
             .copied()
             .filter(|&m| {
-                let f = &unit.facts.functions[m];
+                let f = &unit.facts().functions[m];
                 f.has_body
                     && f.annotations
                         .iter()
@@ -323,7 +323,7 @@ fn with_same_type_helpers(
     entries: &[FnId],
 ) -> (Vec<FnId>, Vec<String>) {
     let mut called: Vec<String> = Vec::new();
-    let facts = &p.units[u].facts;
+    let facts = &p.units[u].facts();
     let ty = &facts.types[t];
     // Rust: methods of every `impl` block of the same type in this file.
     let mut methods: Vec<FnId> = ty.methods.clone();
@@ -381,7 +381,7 @@ fn lambdas(
     out: &mut HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
 ) {
     let unit = &p.units[u];
-    let facts = &unit.facts;
+    let facts = &unit.facts();
     let entries: Vec<&'static InterceptorEntry> = entries_for(p, cat, u).collect();
     let mut found: Vec<(FnId, &'static InterceptorEntry, String)> = Vec::new();
     let mut typed_found: Vec<(FnId, &'static InterceptorEntry, String)> = Vec::new();
@@ -738,7 +738,7 @@ fn inferred_callbacks(
 ) {
     let inf = &cat.inferred_interceptor;
     let unit = &p.units[u];
-    let facts = &unit.facts;
+    let facts = &unit.facts();
     for (t, ty) in facts.types.iter().enumerate() {
         let Some(library) = ty
             .supertypes

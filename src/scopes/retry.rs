@@ -74,7 +74,7 @@ pub fn find(p: &Project, cat: &'static Catalog) -> RetryScopes {
     let mut out = RetryScopes::default();
     let helpers = inferred_helpers(p);
     for u in 0..p.units.len() {
-        let facts = &p.units[u].facts;
+        let facts = &p.units[u].facts();
         for (i, f) in facts.functions.iter().enumerate() {
             let me = FnRef { unit: u, f: i };
             // @Retryable methods (and JobRunr's `@Job`, in files that import JobRunr), unless
@@ -185,7 +185,7 @@ fn fn_values(
     {
         return vec![FnRef { unit: u, f: id }];
     }
-    let facts = &p.units[u].facts;
+    let facts = &p.units[u].facts();
     let of_type = |t: TypeId, name: &str| -> Vec<FnRef> {
         facts.types[t]
             .methods
@@ -219,7 +219,7 @@ fn fn_values(
                 .copied()
                 .filter(|r| {
                     p.func(*r).owner.is_some_and(|t| {
-                        p.units[r.unit].facts.types[t].name.as_deref() == Some(ty.as_str())
+                        p.units[r.unit].facts().types[t].name.as_deref() == Some(ty.as_str())
                     })
                 })
                 .collect(),
@@ -229,7 +229,7 @@ fn fn_values(
                     p.types_named(simple_name(&ty))
                         .iter()
                         .flat_map(|t| {
-                            let facts = &p.units[t.unit].facts;
+                            let facts = &p.units[t.unit].facts();
                             facts.types[t.t]
                                 .methods
                                 .iter()
@@ -273,7 +273,7 @@ fn stored_call(p: &Project, owner: Option<TypeId>, lambda: FnRef) -> Vec<FnRef> 
     else {
         return Vec::new();
     };
-    let facts = &p.units[lambda.unit].facts;
+    let facts = &p.units[lambda.unit].facts();
     let declared = |n: &str| -> Option<&str> {
         let field = owner.and_then(|t| facts.types[t].fields.iter().find(|b| b.name == n));
         let param = func.params.iter().find(|x| x.name == n);
@@ -329,7 +329,7 @@ fn declared_type(
         }
     }
     let owner = owner.or_else(|| enclosing.and_then(|f| p.enclosing_type(f)))?;
-    p.units[u].facts.types[owner]
+    p.units[u].facts().types[owner]
         .fields
         .iter()
         .find(|b| b.name == name)
@@ -350,7 +350,7 @@ fn add_lambda_scope(
     why: String,
     inferred: Option<String>,
 ) {
-    let anchor = p.units[u].facts.functions[id].name_span;
+    let anchor = p.units[u].facts().functions[id].name_span;
     out.fns.entry(FnRef { unit: u, f: id }).or_insert_with(|| {
         Arc::new(RetryScope {
             anchor_unit: u,
@@ -586,7 +586,7 @@ fn calls(
     if name == "repeat"
         && receiver.is_none()
         && let Some(id) = args.last().and_then(|a| lambda_of(&a.value))
-        && body_retries(&p.units[u].facts.functions[id].body, &[], false)
+        && body_retries(&p.units[u].facts().functions[id].body, &[], false)
     {
         add_lambda(
             out,
@@ -915,7 +915,7 @@ fn retry_loops(p: &Project, cat: &Catalog, f: FnRef, out: &mut RetryScopes) {
 fn inferred_helpers(p: &Project) -> HashMap<String, (usize, String)> {
     let mut out = HashMap::default();
     for (u, unit) in p.units.iter().enumerate() {
-        for (i, f) in unit.facts.functions.iter().enumerate() {
+        for (i, f) in unit.facts().functions.iter().enumerate() {
             if f.kind == FnKind::Lambda || !f.has_body || f.params.is_empty() {
                 continue;
             }
@@ -1103,7 +1103,7 @@ fn invoked_in_retry<'a>(
 /// Retrofit `Callback.onFailure/onResponse` and HC5 `FutureCallback.failed` bodies that send
 /// again.
 fn callbacks(p: &Project, cat: &'static Catalog, u: usize, out: &mut RetryScopes) {
-    let facts = &p.units[u].facts;
+    let facts = &p.units[u].facts();
     for (t, ty) in facts.types.iter().enumerate() {
         let supers = p.all_supertypes(crate::project::TypeRef { unit: u, t });
         for (sup, methods) in &cat.retry.callbacks.types {
@@ -1159,7 +1159,7 @@ fn callbacks(p: &Project, cat: &'static Catalog, u: usize, out: &mut RetryScopes
 /// (tower `impl Policy<..> for P { fn clone_request(..) }`).
 fn trait_methods(p: &Project, cat: &'static Catalog, u: usize, out: &mut RetryScopes) {
     let unit = &p.units[u];
-    let facts = &unit.facts;
+    let facts = &unit.facts();
     for m in &cat.retry.method {
         if !m.langs.iter().any(|l| l == unit.lang.name()) || !p.imports_any(u, &m.imports) {
             continue;

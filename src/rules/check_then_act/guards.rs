@@ -88,7 +88,7 @@ impl<'p> Coord<'p> {
             .take(units.end)
             .skip(units.start)
         {
-            for (f, func) in unit.facts.functions.iter().enumerate() {
+            for (f, func) in unit.facts().functions.iter().enumerate() {
                 if !func.has_body {
                     continue;
                 }

@@ -57,7 +57,7 @@ impl<'p> Coord<'p> {
         let clustered = || *clustered.get_or_init(|| self.quartz_clustered());
         let may_call = self.scheduling_calls_needles().units_containing(self.p);
         for (u, unit) in self.p.units.iter().enumerate() {
-            for (f, func) in unit.facts.functions.iter().enumerate() {
+            for (f, func) in unit.facts().functions.iter().enumerate() {
                 let at = FnRef { unit: u, f };
                 self.annotated_job(at, &mut out);
                 // `main` is looked at for tasks it starts through unlisted calls (inference).
@@ -82,7 +82,7 @@ impl<'p> Coord<'p> {
                     }
                 }
             }
-            for (t, ty) in unit.facts.types.iter().enumerate() {
+            for (t, ty) in unit.facts().types.iter().enumerate() {
                 self.type_job(TypeRef { unit: u, t }, ty, &clustered, &mut out);
             }
         }
@@ -193,7 +193,7 @@ impl<'p> Coord<'p> {
     ) {
         let s = &self.cat.coord.schedulers;
         let supers = self.p.all_supertypes(r);
-        let facts = &self.p.units[r.unit].facts;
+        let facts = &self.p.units[r.unit].facts();
         for (sup, method) in &s.startup_types {
             if !supers.iter().any(|x| x == sup) {
                 continue;
@@ -699,10 +699,10 @@ impl<'p> Coord<'p> {
             {
                 continue;
             }
-            let decl = &self.p.units[r.unit].facts.types[r.t];
+            let decl = &self.p.units[r.unit].facts().types[r.t];
             for &m in &decl.methods {
                 if matches!(
-                    self.p.units[r.unit].facts.functions[m].name.as_deref(),
+                    self.p.units[r.unit].facts().functions[m].name.as_deref(),
                     Some("run" | "call")
                 ) {
                     out.push(FnRef { unit: r.unit, f: m });
@@ -893,7 +893,7 @@ impl<'p> Coord<'p> {
             if !(unit.src.text.contains(prop.as_str()) || unit.src.text.contains("Clustered")) {
                 continue;
             }
-            for func in unit.facts.functions.iter() {
+            for func in unit.facts().functions.iter() {
                 let mut yes = false;
                 walk_stmts(&func.body, &mut |e| {
                     if let ExprKind::Call { args, name, .. } = &e.kind {

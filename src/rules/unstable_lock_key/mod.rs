@@ -168,7 +168,7 @@ fn field_value_at(co: &Coord, at: FnRef, key: &Expr, depth: u32) -> Option<Taint
         }
     }
     let owner = p.enclosing_type(at)?;
-    let ty = &p.units[at.unit].facts.types[owner];
+    let ty = &p.units[at.unit].facts().types[owner];
     for n in names {
         if let Some(b) = ty.fields.iter().find(|b| b.name == n)
             && let Some(init) = &b.init
