@@ -19,7 +19,7 @@
 //!
 //! Functions written inside another function's body are local: they have no owner.
 
-use crate::facts::Lang;
+use crate::facts::{Lang, TypeKind};
 use crate::lex::Tok;
 
 /// One declared function.
@@ -57,12 +57,13 @@ pub fn of_facts(facts: &crate::facts::FileFacts) -> Vec<FnDecl<'_>> {
 /// What a `{` opened.
 #[derive(Clone, Copy, Debug)]
 enum Frame<'a> {
-    /// A type's body (class, interface, record, object, companion, impl, trait).
-    Type(&'a str),
+    /// A type's body (class, interface, record, object, companion, impl, trait), with the
+    /// type's index in [`Outlined::types`].
+    Type(&'a str, usize),
     /// An enum's body: its constants come first.
-    Enum(&'a str),
+    Enum(&'a str, usize),
     /// An anonymous class's body, or a Java enum constant's: members without an owner.
-    Anon,
+    Anon(usize),
     /// A function's body.
     Body,
     /// Anything else: a block, a lambda, an anonymous class, an initialiser.
@@ -71,18 +72,58 @@ enum Frame<'a> {
 
 /// The functions declared in `text`, whose tokens the lexical pass found, in order.
 pub fn functions<'a>(lang: Lang, text: &'a str, toks: &[Tok]) -> Vec<FnDecl<'a>> {
+    outline(lang, text, toks).functions
+}
+
+/// The functions and types declared in `text`, each in the facts' order.
+pub fn outline<'a>(lang: Lang, text: &'a str, toks: &[Tok]) -> Outlined<'a> {
     let mut o = Outline {
         lang,
         text,
         toks,
         frames: Vec::new(),
         out: Vec::new(),
+        types: Vec::new(),
         next_frame: None,
         property: None,
         record_components: None,
     };
     o.run();
-    o.out
+    Outlined {
+        functions: o.out,
+        types: o.types,
+    }
+}
+
+/// What a file declares.
+#[derive(Debug, Default)]
+pub struct Outlined<'a> {
+    pub functions: Vec<FnDecl<'a>>,
+    /// Types, anonymous ones included, in the facts' order: the `i`-th is the facts' type `i`.
+    pub types: Vec<TyDecl<'a>>,
+}
+
+/// One declared type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TyDecl<'a> {
+    /// `None` for an anonymous class or object expression; a Rust `impl`'s self type.
+    pub name: Option<&'a str>,
+    pub kind: TypeKind,
+    /// The type whose body declares this one (none for a type declared in a function).
+    pub parent: Option<usize>,
+}
+
+/// The types of `facts` as the outline describes them.
+pub fn types_of_facts(facts: &crate::facts::FileFacts) -> Vec<TyDecl<'_>> {
+    facts
+        .types
+        .iter()
+        .map(|t| TyDecl {
+            name: t.name.as_deref(),
+            kind: t.kind,
+            parent: t.parent_type,
+        })
+        .collect()
 }
 
 struct Outline<'a, 't> {
@@ -91,6 +132,7 @@ struct Outline<'a, 't> {
     toks: &'t [Tok],
     frames: Vec<Frame<'a>>,
     out: Vec<FnDecl<'a>>,
+    types: Vec<TyDecl<'a>>,
     /// What the `{` at a token index opens, when a declaration said so.
     next_frame: Option<(usize, Frame<'a>)>,
     /// Kotlin: the last property declared at this level (for `get()` / `set(v)`).
@@ -131,7 +173,7 @@ impl<'a> Outline<'a, '_> {
     /// The owner a function declared here has: the type whose body this is.
     fn owner(&self) -> Option<&'a str> {
         match self.frames.last() {
-            Some(Frame::Type(n) | Frame::Enum(n)) => Some(n),
+            Some(Frame::Type(n, _) | Frame::Enum(n, _)) => Some(n),
             _ => None,
         }
     }
@@ -139,7 +181,7 @@ impl<'a> Outline<'a, '_> {
     fn at_member_level(&self) -> bool {
         matches!(
             self.frames.last(),
-            Some(Frame::Type(_) | Frame::Enum(_) | Frame::Anon)
+            Some(Frame::Type(..) | Frame::Enum(..) | Frame::Anon(_))
         )
     }
 
@@ -260,6 +302,48 @@ impl<'a> Outline<'a, '_> {
         });
     }
 
+    /// Kotlin: is the token at `i`, in a type's body, inside a function's expression body
+    /// (`fun f() = object : X { .. }`, `get() = ..`) rather than a property's initialiser? The
+    /// declaration it is in is read backwards, up to the brace or `;` before it.
+    fn in_expression_body(&self, i: usize) -> bool {
+        let mut depth = 0usize;
+        for j in (i.saturating_sub(MAX_TYPE_ARGS)..i).rev() {
+            match self.kind(j) {
+                b')' | b']' => depth += 1,
+                b'(' | b'[' => depth = depth.saturating_sub(1),
+                b'{' | b'}' | b';' => return false,
+                b'a' if depth == 0 => match self.word(j) {
+                    Some("fun") => return true,
+                    Some("get" | "set") if self.kind(j + 1) == b'(' => return true,
+                    Some("val" | "var") => return false,
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Records a type declared here and returns its index.
+    fn push_type(&mut self, name: Option<&'a str>, kind: TypeKind) -> usize {
+        // The type whose body this is; none inside a function's body.
+        // Other braces are skipped in Java (array initialisers; a lambda's body is a function
+        // only when its `{` follows `->`, and then it is not a type's body either), but in
+        // Kotlin a brace in an initialiser is a lambda: a function.
+        let parent = self.frames.iter().rev().find_map(|f| match f {
+            Frame::Type(_, t) | Frame::Enum(_, t) | Frame::Anon(t) => Some(Some(*t)),
+            Frame::Body => Some(None),
+            Frame::Other if self.lang == Lang::Kotlin => Some(None),
+            Frame::Other => None,
+        });
+        self.types.push(TyDecl {
+            name,
+            kind,
+            parent: parent.flatten(),
+        });
+        self.types.len() - 1
+    }
+
     fn run(&mut self) {
         let mut i = 0;
         while i < self.toks.len() {
@@ -295,15 +379,16 @@ impl<'a> Outline<'a, '_> {
     }
 
     /// A type declaration at `i` (its keyword): the name, and its body is a type frame.
-    fn type_decl(&mut self, i: usize, enum_body: bool) -> Option<(usize, &'a str)> {
+    fn type_decl(&mut self, i: usize, kind: TypeKind) -> Option<(usize, &'a str)> {
         let name = self.word(i + 1)?;
         if matches!(self.kind(i.wrapping_sub(1)), b'.' | b':') && i > 0 {
             return None;
         }
-        let frame = if enum_body {
-            Frame::Enum(name)
+        let t = self.push_type(Some(name), kind);
+        let frame = if kind == TypeKind::Enum {
+            Frame::Enum(name, t)
         } else {
-            Frame::Type(name)
+            Frame::Type(name, t)
         };
         let brace = self.body_brace(i + 2);
         self.opens(brace, frame);
@@ -313,7 +398,7 @@ impl<'a> Outline<'a, '_> {
     /// An enum constant with a body (`A(1) { .. }`, `LIVE { .. }`) at `i`, in an enum's body:
     /// the `{` of its body.
     fn enum_constant_body(&self, i: usize) -> Option<usize> {
-        if !matches!(self.frames.last(), Some(Frame::Enum(_)))
+        if !matches!(self.frames.last(), Some(Frame::Enum(..)))
             || !matches!(self.kind(i.wrapping_sub(1)), b'{' | b',')
         {
             return None;
@@ -332,7 +417,13 @@ impl<'a> Outline<'a, '_> {
         let record =
             w == "record" && self.word(i + 1).is_some() && matches!(self.kind(i + 2), b'(' | b'<');
         if matches!(w, "class" | "interface" | "enum") && !after_dot || record {
-            let Some((j, name)) = self.type_decl(i, w == "enum") else {
+            let kind = match w {
+                "enum" => TypeKind::Enum,
+                "interface" => TypeKind::Interface,
+                "record" => TypeKind::Record,
+                _ => TypeKind::Class,
+            };
+            let Some((j, name)) = self.type_decl(i, kind) else {
                 return i + 1;
             };
             if record {
@@ -360,13 +451,15 @@ impl<'a> Outline<'a, '_> {
             if self.kind(j) == b'(' {
                 let end = self.group(j).0;
                 if self.kind(end) == b'{' {
-                    self.opens(Some(end), Frame::Anon);
+                    let t = self.push_type(None, TypeKind::Anonymous);
+                    self.opens(Some(end), Frame::Anon(t));
                 }
             }
             return i + 1;
         }
         if let Some(b) = self.enum_constant_body(i) {
-            self.opens(Some(b), Frame::Anon);
+            let t = self.push_type(None, TypeKind::Anonymous);
+            self.opens(Some(b), Frame::Anon(t));
             return i + 1;
         }
         if self.kind(i + 1) != b'(' || !self.at_member_level() {
@@ -463,7 +556,8 @@ impl<'a> Outline<'a, '_> {
         let after_dot = i > 0 && matches!(self.kind(i - 1), b'.' | b':');
         if let Some(b) = self.enum_constant_body(i) {
             // An enum entry with a body is a type of its own.
-            self.opens(Some(b), Frame::Type(w));
+            let t = self.push_type(Some(w), TypeKind::Object);
+            self.opens(Some(b), Frame::Type(w, t));
             return i + 1;
         }
         match w {
@@ -472,7 +566,8 @@ impl<'a> Outline<'a, '_> {
                     let named = self.word(i + 1).filter(|n| !is_kotlin_keyword(n));
                     let name = named.unwrap_or("Companion");
                     let brace = self.body_brace(i + 1);
-                    self.opens(brace, Frame::Type(name));
+                    let t = self.push_type(Some(name), TypeKind::Object);
+                    self.opens(brace, Frame::Type(name, t));
                     let j = i + 1 + usize::from(named.is_some());
                     if self.kind(j) == b':' {
                         self.super_call(j, name);
@@ -483,11 +578,28 @@ impl<'a> Outline<'a, '_> {
                     // An object expression: `object : Runnable { .. }`; its members have no
                     // owner.
                     let brace = self.body_brace(i + 1);
-                    self.opens(brace, Frame::Anon);
+                    let t = self.push_type(None, TypeKind::Anonymous);
+                    if self.in_expression_body(i) {
+                        self.types[t].parent = None;
+                    }
+                    self.opens(brace, Frame::Anon(t));
                     return i + 1;
                 }
-                let enum_body = self.is(i.wrapping_sub(1), "enum");
-                let Some((mut j, name)) = self.type_decl(i, enum_body) else {
+                // (The modifiers before the keyword: `enum class`, `annotation class`.)
+                let modifier = |m: &str| {
+                    (1..=6)
+                        .map_while(|k| self.word(i.checked_sub(k)?))
+                        .take_while(|w| is_kotlin_modifier(w))
+                        .any(|x| x == m)
+                };
+                let kind = match w {
+                    _ if self.is(i.wrapping_sub(1), "enum") => TypeKind::Enum,
+                    _ if modifier("annotation") => TypeKind::Interface,
+                    "interface" => TypeKind::Interface,
+                    "object" => TypeKind::Object,
+                    _ => TypeKind::Class,
+                };
+                let Some((mut j, name)) = self.type_decl(i, kind) else {
                     return i + 1;
                 };
                 if self.kind(j) == b'<' {
@@ -702,7 +814,17 @@ impl<'a> Outline<'a, '_> {
     fn rust(&mut self, i: usize) -> usize {
         let w = self.word(i).unwrap_or("");
         match w {
-            "trait" => self.type_decl(i, false).map_or(i + 1, |(j, _)| j),
+            "trait" => self
+                .type_decl(i, TypeKind::Interface)
+                .map_or(i + 1, |(j, _)| j),
+            "struct" | "union" | "enum" if self.word(i + 1).is_some() => {
+                let kind = if w == "enum" {
+                    TypeKind::Enum
+                } else {
+                    TypeKind::Class
+                };
+                self.type_decl(i, kind).map_or(i + 1, |(j, _)| j)
+            }
             "impl" => {
                 // The implementing type: after `for`, else the path after `impl<..>`.
                 let mut j = i + 1;
@@ -712,6 +834,9 @@ impl<'a> Outline<'a, '_> {
                 let mut name = None;
                 while j < self.toks.len() && !matches!(self.kind(j), b'{' | b';') {
                     match self.kind(j) {
+                        // `impl X for Arc<Handle>`: the facts name what the pointer points to.
+                        b'<' if name
+                            .is_some_and(|(n, _)| crate::facts::SMART_POINTERS.contains(&n)) => {}
                         b'<' => {
                             j = self.group(j).0;
                             continue;
@@ -724,16 +849,27 @@ impl<'a> Outline<'a, '_> {
                             break;
                         }
                         b'a' if !matches!(self.word(j), Some("dyn" | "mut" | "const")) => {
-                            name = self.word(j);
+                            // With its path, as the facts name it: `crate::Place`.
+                            let mut first = j;
+                            while first >= 3
+                                && self.kind(first - 1) == b':'
+                                && self.kind(first - 2) == b':'
+                                && self.kind(first - 3) == b'a'
+                            {
+                                first -= 3;
+                            }
+                            let (a, b) = (self.toks[first].start, self.toks[j].end);
+                            name = self.word(j).zip(self.text.get(a as usize..b as usize));
                         }
                         _ => {}
                     }
                     j += 1;
                 }
-                if let Some(n) = name
+                if let Some((n, path)) = name
                     && self.kind(j) == b'{'
                 {
-                    self.opens(Some(j), Frame::Type(n));
+                    let t = self.push_type(Some(path), TypeKind::Impl);
+                    self.opens(Some(j), Frame::Type(n, t));
                 }
                 j
             }
@@ -859,6 +995,28 @@ fn closer(open: u8) -> u8 {
     }
 }
 
+/// A modifier of a Kotlin class declaration.
+fn is_kotlin_modifier(w: &str) -> bool {
+    matches!(
+        w,
+        "public"
+            | "private"
+            | "internal"
+            | "protected"
+            | "open"
+            | "abstract"
+            | "sealed"
+            | "data"
+            | "inner"
+            | "enum"
+            | "annotation"
+            | "value"
+            | "expect"
+            | "actual"
+            | "final"
+    )
+}
+
 fn is_kotlin_keyword(w: &str) -> bool {
     matches!(w, "fun" | "val" | "var" | "class" | "object" | "interface")
 }
@@ -922,6 +1080,89 @@ mod tests {
         sorted.sort();
         assert_eq!(sorted, want, "the outline differs from the facts");
         got
+    }
+
+    /// The outlined types of `text` as (name, kind, parent), checked against its facts in order.
+    fn types(lang: Lang, text: &str) -> Vec<(Option<String>, TypeKind, Option<usize>)> {
+        let lexed = crate::lex::lex(lang, text);
+        let got = super::outline(lang, text, &lexed.tokens).types;
+        let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
+        assert!(facts.syntax_errors.is_empty(), "{text}");
+        assert_eq!(
+            got,
+            types_of_facts(&facts),
+            "the outline differs from the facts"
+        );
+        got.into_iter()
+            .map(|t| (t.name.map(str::to_string), t.kind, t.parent))
+            .collect()
+    }
+
+    #[test]
+    fn types_in_order_with_anonymous_ones_and_parents() {
+        use TypeKind::*;
+        let n = |s: &str| Some(s.to_string());
+        let java = "class A extends B implements C {\n\
+                    Runnable r = new Runnable() { public void run() {} };\n\
+                    Object[] a = { new Object() {} };\n\
+                    enum E { ONE { void f() {} }, TWO }\n\
+                    record R(int x) {}\n\
+                    void m() { class L {} new Thread() {}; }\n\
+                    }\n@interface Ann {}\n";
+        assert_eq!(
+            types(Lang::Java, java),
+            [
+                (n("A"), Class, None),
+                (None, Anonymous, Some(0)),
+                (None, Anonymous, Some(0)),
+                (n("E"), Enum, Some(0)),
+                (None, Anonymous, Some(3)),
+                (n("R"), Record, Some(0)),
+                (n("L"), Class, None),
+                (None, Anonymous, None),
+                (n("Ann"), Interface, None),
+            ]
+        );
+        // An object expression is a function's when it is in an expression body, a type's
+        // when it initialises a property; an annotation class is an interface, and does not
+        // make the class after it one.
+        let kotlin = "class A {\n\
+                      val p = object : Runnable { override fun run() {} }\n\
+                      fun f(): Runnable = object : Runnable { override fun run() {} }\n\
+                      companion object : Factory { }\n\
+                      }\nannotation class Ann(val v: String)\nclass B(val x: Int)\n\
+                      enum class E {\n ONE { override fun g() = 1 };\n open fun g() = 0\n}\n\
+                      interface I\nobject O\n";
+        assert_eq!(
+            types(Lang::Kotlin, kotlin),
+            [
+                (n("A"), Class, None),
+                (None, Anonymous, Some(0)),
+                (None, Anonymous, None),
+                (n("Companion"), Object, Some(0)),
+                (n("Ann"), Interface, None),
+                (n("B"), Class, None),
+                (n("E"), Enum, None),
+                (n("ONE"), Object, Some(6)),
+                (n("I"), Interface, None),
+                (n("O"), Object, None),
+            ]
+        );
+        // An impl is named by its path, and through a smart pointer by what it points to.
+        let rust = "struct S { a: i32 }\nenum E { A }\ntrait T: Clone {}\n\
+                    impl<X: Clone> T for crate::m::S {}\nimpl std::fmt::Debug for Arc<Handle> {}\n\
+                    union U { a: u8 }\n";
+        assert_eq!(
+            types(Lang::Rust, rust),
+            [
+                (n("S"), Class, None),
+                (n("E"), Enum, None),
+                (n("T"), Interface, None),
+                (n("crate::m::S"), Impl, None),
+                (n("Handle"), Impl, None),
+                (n("U"), Class, None),
+            ]
+        );
     }
 
     fn decl(name: &str, arity: usize, owner: Option<&str>, body: bool) -> Decl {

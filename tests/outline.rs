@@ -78,9 +78,42 @@ fn check(dirs: &[PathBuf]) -> (usize, usize, Vec<String>) {
     (files.len(), fns, differ)
 }
 
+/// Files under `dirs` whose outlined types differ from the facts' types, with the first
+/// difference: (files, types, differences).
+fn check_types(dirs: &[PathBuf]) -> (usize, usize, Vec<String>) {
+    let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| common::source_files(d)).collect();
+    files.sort();
+    let (mut types, mut differ) = (0, Vec::new());
+    for path in &files {
+        let lang = Lang::from_path(path).unwrap();
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let Some(parsed) = idemlint::lang::parse_and_lower(lang, &text) else {
+            continue;
+        };
+        let want = idemlint::outline::types_of_facts(&parsed.facts);
+        let lexed = idemlint::lex::lex(lang, &text);
+        let got = idemlint::outline::outline(lang, &text, &lexed.tokens).types;
+        types += want.len();
+        if want != got {
+            let i = want.iter().zip(&got).take_while(|(a, b)| a == b).count();
+            differ.push(format!(
+                "{}: type {i} is {:?} in the facts, {:?} in the outline ({} and {} types)",
+                path.display(),
+                want.get(i),
+                got.get(i),
+                want.len(),
+                got.len()
+            ));
+        }
+    }
+    (files.len(), types, differ)
+}
+
 fn report(what: &str, (files, fns, differ): &(usize, usize, Vec<String>), limit: usize) {
     eprintln!(
-        "{what}: {} of {files} files differ ({fns} functions in the facts)",
+        "{what}: {} of {files} files differ ({fns} declarations in the facts)",
         differ.len()
     );
     for d in differ.iter().take(limit) {
@@ -117,6 +150,20 @@ fn the_outline_names_the_functions_of_the_facts() {
 }
 
 #[test]
+fn the_outline_names_the_types_of_the_facts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let r = check_types(&[root.join("fixtures")]);
+    report("fixtures, types", &r, 60);
+    assert!(r.0 > 1000 && r.1 > 2000, "{} files, {} types", r.0, r.1);
+    let listed = |d: &String, f: &str| d.starts_with(&format!("{}:", root.join(f).display()));
+    let unexpected: Vec<&String> =
+        r.2.iter()
+            .filter(|d| !KNOWN.iter().any(|(f, _)| listed(d, f)))
+            .collect();
+    assert!(unexpected.is_empty(), "{unexpected:#?}");
+}
+
+#[test]
 #[ignore = "reads the directories IDEMLINT_LEX_DIRS names"]
 fn the_outline_of_other_code() {
     let dirs: Vec<PathBuf> = std::env::var("IDEMLINT_LEX_DIRS")
@@ -126,6 +173,7 @@ fn the_outline_of_other_code() {
         .map(PathBuf::from)
         .collect();
     report("other code", &check(&dirs), usize::MAX);
+    report("other code, types", &check_types(&dirs), usize::MAX);
     // What the lexical pass and the outline cost, on one thread, with the files in memory.
     let texts: Vec<(Lang, String)> = dirs
         .iter()
