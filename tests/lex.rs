@@ -4,27 +4,10 @@
 
 mod common;
 
-use idemlint::facts::{Expr, ExprKind, FileFacts, Lang, simple_name};
+use idemlint::facts::{Expr, ExprKind, FileFacts, simple_name};
 use idemlint::walk::{walk_expr, walk_lets, walk_stmts};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-/// Calls `f` with each source file under `dirs` that reads and parses: its path, language,
-/// text and facts. Returns how many source files there were.
-fn each_parsed(dirs: &[PathBuf], mut f: impl FnMut(&Path, Lang, &str, &FileFacts)) -> usize {
-    let mut files: Vec<PathBuf> = dirs.iter().flat_map(|d| common::source_files(d)).collect();
-    files.sort();
-    for path in &files {
-        let lang = Lang::from_path(path).unwrap();
-        let Ok(text) = std::fs::read_to_string(path) else {
-            continue;
-        };
-        if let Some(parsed) = idemlint::lang::parse_and_lower(lang, &text) {
-            f(path, lang, &text, &parsed.facts);
-        }
-    }
-    files.len()
-}
 
 /// The directories `IDEMLINT_LEX_DIRS` names (colon-separated), for the `--ignored` checks.
 fn env_dirs() -> Vec<PathBuf> {
@@ -147,7 +130,7 @@ fn check(dirs: &[PathBuf]) -> (usize, Vec<String>) {
     let mut missing: Vec<String> = Vec::new();
     let mut checked = 0;
     let (mut lex_time, mut bytes) = (0.0, 0usize);
-    let files = each_parsed(dirs, |path, lang, text, facts| {
+    let files = common::each_parsed(dirs, |path, lang, text, facts| {
         let clock = std::time::Instant::now();
         let lexed = idemlint::lex::lex(lang, text);
         lex_time += clock.elapsed().as_secs_f64();
@@ -208,7 +191,7 @@ fn declared_types(facts: &FileFacts) -> Vec<String> {
 /// (files compared, files whose lexical type names differ from the facts') under `dirs`.
 fn check_types(dirs: &[PathBuf]) -> (usize, Vec<String>) {
     let mut differ = Vec::new();
-    let files = each_parsed(dirs, |path, lang, text, facts| {
+    let files = common::each_parsed(dirs, |path, lang, text, facts| {
         let want = declared_types(facts);
         let mut got: Vec<String> = idemlint::lex::lex(lang, text)
             .types

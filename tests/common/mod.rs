@@ -92,3 +92,23 @@ pub fn code_paths(o: &Output) -> Vec<String> {
         })
         .collect()
 }
+
+/// Calls `f` with each source file under `dirs` that reads and parses: its path, language,
+/// text and facts. Returns how many source files there were.
+pub fn each_parsed(
+    dirs: &[std::path::PathBuf],
+    mut f: impl FnMut(&Path, idemlint::facts::Lang, &str, &idemlint::facts::FileFacts),
+) -> usize {
+    let mut files: Vec<std::path::PathBuf> = dirs.iter().flat_map(|d| source_files(d)).collect();
+    files.sort();
+    for path in &files {
+        let lang = idemlint::facts::Lang::from_path(path).unwrap();
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        if let Some(parsed) = idemlint::lang::parse_and_lower(lang, &text) {
+            f(path, lang, &text, &parsed.facts);
+        }
+    }
+    files.len()
+}
