@@ -516,26 +516,12 @@ mod tests {
         out
     }
 
-    fn fixture_files(dir: &std::path::Path, out: &mut Vec<(Lang, String)>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
-        entries.sort_by_key(|e| e.path());
-        for e in entries {
-            let p = e.path();
-            if p.is_dir() {
-                fixture_files(&p, out);
-            } else if let Some(lang) = Lang::from_path(&p) {
-                out.push((lang, std::fs::read_to_string(&p).unwrap()));
-            }
-        }
-    }
-
     #[test]
     fn shrinking_keeps_every_fact_and_leaves_no_spare_room() {
-        let mut files = Vec::new();
-        fixture_files(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
-            &mut files,
-        );
+        let mut files: Vec<(Lang, String)> = crate::lang::fixture_sources()
+            .into_iter()
+            .map(|(lang, _, text)| (lang, text))
+            .collect();
         assert!(files.len() > 100, "fixtures not found");
         // Loop variables parsed by syn inside a macro get spare room (found by review).
         files.push((

@@ -125,7 +125,6 @@ fn annotations<'a>(v: &'a mut [Annotation], stack: &mut Vec<&'a mut Expr>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::Lang;
 
     /// Every id that points at a function points at the function it pointed at before: a
     /// lambda expression at the lambda starting where it stands, a type's method at a function
@@ -183,31 +182,13 @@ mod tests {
         outer.start <= inner.start && inner.end <= outer.end
     }
 
-    fn fixture_files(dir: &std::path::Path, out: &mut Vec<(Lang, std::path::PathBuf)>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
-        entries.sort_by_key(|e| e.path());
-        for e in entries {
-            let p = e.path();
-            if p.is_dir() {
-                fixture_files(&p, out);
-            } else if let Some(lang) = Lang::from_path(&p) {
-                out.push((lang, p));
-            }
-        }
-    }
-
     #[test]
     fn declared_functions_come_first_and_every_id_follows() {
-        let mut files = Vec::new();
-        fixture_files(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
-            &mut files,
-        );
+        let files = crate::lang::fixture_sources();
         assert!(files.len() > 1000, "fixtures not found");
         let mut moved = 0;
-        for (lang, path) in &files {
-            let text = std::fs::read_to_string(path).unwrap();
-            let Some(parsed) = crate::lang::lower_unshrunk(*lang, &text) else {
+        for (lang, path, text) in &files {
+            let Some(parsed) = crate::lang::lower_unshrunk(*lang, text) else {
                 continue;
             };
             let facts = parsed.facts;

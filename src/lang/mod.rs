@@ -113,6 +113,31 @@ fn collect_errors(root: Node, out: &mut Vec<Span>) {
     }
 }
 
+/// Every fixture source file, sorted by path: its language, path and text (for unit tests
+/// that check a property of the lowering on all of them).
+#[cfg(test)]
+pub(crate) fn fixture_sources() -> Vec<(Lang, std::path::PathBuf, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<(Lang, std::path::PathBuf, String)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
+        entries.sort_by_key(|e| e.path());
+        for e in entries {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if let Some(lang) = Lang::from_path(&p) {
+                let text = std::fs::read_to_string(&p).unwrap();
+                out.push((lang, p, text));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+        &mut out,
+    );
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
