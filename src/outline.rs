@@ -111,6 +111,10 @@ pub struct TyDecl<'a> {
     pub kind: TypeKind,
     /// The type whose body declares this one (none for a type declared in a function).
     pub parent: Option<usize>,
+    /// Extended classes, implemented interfaces, a Rust impl's trait or a trait's bounds, as
+    /// written minus type arguments (`base.B`, `fmt::Debug`); an enum constant's body extends
+    /// its enum, an anonymous class the type it names.
+    pub supertypes: Vec<std::borrow::Cow<'a, str>>,
 }
 
 /// The types of `facts` as the outline describes them.
@@ -122,6 +126,7 @@ pub fn types_of_facts(facts: &crate::facts::FileFacts) -> Vec<TyDecl<'_>> {
             name: t.name.as_deref(),
             kind: t.kind,
             parent: t.parent_type,
+            supertypes: t.supertypes.iter().map(|s| s.as_str().into()).collect(),
         })
         .collect()
 }
@@ -302,6 +307,244 @@ impl<'a> Outline<'a, '_> {
         });
     }
 
+    /// The type path starting at token `j` (`a.b.C`, `a::b::C`) as written, without white
+    /// space, and the index after it and its type arguments.
+    fn path_at(&self, j: usize) -> Option<(usize, std::borrow::Cow<'a, str>)> {
+        self.word(j)?;
+        let mut end = j;
+        loop {
+            if self.kind(end + 1) == b'.' && self.word(end + 2).is_some() {
+                end += 2;
+            } else if self.kind(end + 1) == b':'
+                && self.kind(end + 2) == b':'
+                && self.word(end + 3).is_some()
+            {
+                end += 3;
+            } else {
+                break;
+            }
+        }
+        let (a, b) = (self.toks[j].start as usize, self.toks[end].end as usize);
+        let text = self.text.get(a..b)?;
+        let path = if text.contains(char::is_whitespace) {
+            text.split_whitespace().collect::<String>().into()
+        } else {
+            text.into()
+        };
+        let mut next = end + 1;
+        if self.kind(next) == b'<' {
+            next = self.group(next).0;
+        }
+        Some((next, path))
+    }
+
+    /// The index after an annotation at `j` (`@A`, `@a.B(..)`), or `j` when there is none.
+    fn skip_annotation(&self, j: usize) -> usize {
+        if self.kind(j) != b'@' || self.word(j + 1).is_none() {
+            return j;
+        }
+        let mut k = j + 2;
+        while self.kind(k) == b'.' && self.word(k + 1).is_some() {
+            k += 2;
+        }
+        if self.kind(k) == b'(' {
+            k = self.group(k).0;
+        }
+        k
+    }
+
+    /// Java: the supertypes in a type's header, which goes on at `j` (after the name).
+    fn java_supertypes(&self, mut j: usize) -> Vec<std::borrow::Cow<'a, str>> {
+        let mut out = Vec::new();
+        let mut listing = false;
+        while j < self.toks.len() {
+            match self.kind(j) {
+                b'{' | b';' | b'}' => break,
+                b'<' | b'(' => j = self.group(j).0,
+                b'@' => j = self.skip_annotation(j).max(j + 1),
+                b',' => j += 1,
+                b'a' => match self.word(j) {
+                    Some("extends" | "implements") => {
+                        listing = true;
+                        j += 1;
+                    }
+                    Some("permits") => {
+                        listing = false;
+                        j += 1;
+                    }
+                    _ if listing => match self.path_at(j) {
+                        Some((next, path)) => {
+                            out.push(path);
+                            j = next;
+                        }
+                        None => j += 1,
+                    },
+                    _ => j += 1,
+                },
+                _ => j += 1,
+            }
+        }
+        out
+    }
+
+    /// Kotlin: the supertypes after a type's name at `j`: past type parameters and a primary
+    /// constructor, the list after `:` (`: Base(x), I by d, J<T>`).
+    fn kotlin_supertypes(&self, mut j: usize) -> Vec<std::borrow::Cow<'a, str>> {
+        loop {
+            match self.kind(j) {
+                b'<' => j = self.group(j).0,
+                // The primary constructor's parameters end the header but for the list.
+                b'(' => {
+                    j = self.group(j).0;
+                    if self.kind(j) != b':' {
+                        return Vec::new();
+                    }
+                }
+                b'@' => j = self.skip_annotation(j).max(j + 1),
+                b':' => return self.kotlin_super_list(j),
+                b'a' if matches!(
+                    self.word(j),
+                    Some(
+                        "private"
+                            | "public"
+                            | "internal"
+                            | "protected"
+                            | "actual"
+                            | "expect"
+                            | "constructor"
+                    )
+                ) =>
+                {
+                    j += 1
+                }
+                _ => return Vec::new(),
+            }
+        }
+    }
+
+    /// Kotlin: the supertype list after the `:` at `colon`.
+    fn kotlin_super_list(&self, colon: usize) -> Vec<std::borrow::Cow<'a, str>> {
+        let mut out = Vec::new();
+        let mut j = colon + 1;
+        while j < self.toks.len() {
+            j = self.skip_annotation(j);
+            if let Some((next, ty)) = self.kotlin_function_type(j) {
+                out.push(ty.into());
+                if self.kind(next) != b',' {
+                    break;
+                }
+                j = next + 1;
+                continue;
+            }
+            let Some((mut next, path)) = self.path_at(j) else {
+                break;
+            };
+            if is_kotlin_decl_start(&path) || path == "where" {
+                break;
+            }
+            out.push(path);
+            if self.kind(next) == b'(' {
+                next = self.group(next).0;
+            }
+            if self.is(next, "by") {
+                // The delegate: up to the next supertype or the body.
+                next += 1;
+                while next < self.toks.len()
+                    && !matches!(self.kind(next), b',' | b'{' | b'}' | b';')
+                {
+                    if matches!(self.kind(next), b'(' | b'[') {
+                        next = self.group(next).0;
+                    } else if self
+                        .word(next)
+                        .is_some_and(|w| is_kotlin_decl_start(w) || w == "where")
+                    {
+                        break;
+                    } else {
+                        next += 1;
+                    }
+                }
+            }
+            if self.kind(next) != b',' {
+                break;
+            }
+            j = next + 1;
+        }
+        out
+    }
+
+    /// Kotlin: a function type at `j` as a supertype (`(Request) -> R`, `suspend () -> T`), as
+    /// the facts write it: its text up to the first `<`, without a trailing `?`; and the
+    /// index after it.
+    fn kotlin_function_type(&self, j: usize) -> Option<(usize, String)> {
+        let start = j;
+        let mut j = j;
+        if self.is(j, "suspend") {
+            j += 1;
+        }
+        if self.kind(j) != b'(' {
+            return None;
+        }
+        // `(A) -> (B) -> C`: parameter groups and arrows, then the result type.
+        let mut last;
+        loop {
+            j = self.group(j).0;
+            if !(self.kind(j) == b'-' && self.kind(j + 1) == b'>') {
+                return None;
+            }
+            j += 2;
+            if self.kind(j) == b'(' {
+                continue;
+            }
+            let (next, _) = self.path_at(j)?;
+            last = next - 1;
+            j = next;
+            if self.kind(j) == b'?' {
+                last = j;
+                j += 1;
+            }
+            break;
+        }
+        let (a, b) = (
+            self.toks[start].start as usize,
+            self.toks[last].end as usize,
+        );
+        let text = self.text.get(a..b)?;
+        let text = text.split('<').next().unwrap_or(text).trim();
+        Some((j, text.trim_end_matches(['?', '!']).trim().to_string()))
+    }
+
+    /// Rust: a trait's bounds after its name at `j` (`: Clone + fmt::Debug`), without
+    /// `?Sized` and lifetimes (which the lexer leaves out).
+    fn rust_bounds(&self, mut j: usize) -> Vec<std::borrow::Cow<'a, str>> {
+        if self.kind(j) == b'<' {
+            j = self.group(j).0;
+        }
+        let mut out = Vec::new();
+        if self.kind(j) != b':' {
+            return out;
+        }
+        j += 1;
+        while j < self.toks.len() && !matches!(self.kind(j), b'{' | b';' | b'}') {
+            if self.is(j, "where") {
+                break;
+            }
+            let relaxed = self.kind(j) == b'?';
+            if relaxed {
+                j += 1;
+            }
+            match self.path_at(j) {
+                Some((next, path)) => {
+                    if !relaxed {
+                        out.push(path);
+                    }
+                    j = next;
+                }
+                None => j += 1,
+            }
+        }
+        out
+    }
+
     /// Kotlin: is the token at `i`, in a type's body, inside a function's expression body
     /// (`fun f() = object : X { .. }`, `get() = ..`) rather than a property's initialiser? The
     /// declaration it is in is read backwards, up to the brace or `;` before it.
@@ -340,6 +583,7 @@ impl<'a> Outline<'a, '_> {
             name,
             kind,
             parent: parent.flatten(),
+            supertypes: Vec::new(),
         });
         self.types.len() - 1
     }
@@ -385,6 +629,11 @@ impl<'a> Outline<'a, '_> {
             return None;
         }
         let t = self.push_type(Some(name), kind);
+        self.types[t].supertypes = match self.lang {
+            Lang::Java => self.java_supertypes(i + 2),
+            Lang::Kotlin => self.kotlin_supertypes(i + 2),
+            Lang::Rust => self.rust_bounds(i + 2),
+        };
         let frame = if kind == TypeKind::Enum {
             Frame::Enum(name, t)
         } else {
@@ -393,6 +642,14 @@ impl<'a> Outline<'a, '_> {
         let brace = self.body_brace(i + 2);
         self.opens(brace, frame);
         Some((i + 2, name))
+    }
+
+    /// The enum whose body this is.
+    fn enum_name(&self) -> Option<std::borrow::Cow<'a, str>> {
+        match self.frames.last() {
+            Some(Frame::Enum(n, _)) => Some((*n).into()),
+            _ => None,
+        }
     }
 
     /// An enum constant with a body (`A(1) { .. }`, `LIVE { .. }`) at `i`, in an enum's body:
@@ -452,6 +709,8 @@ impl<'a> Outline<'a, '_> {
                 let end = self.group(j).0;
                 if self.kind(end) == b'{' {
                     let t = self.push_type(None, TypeKind::Anonymous);
+                    self.types[t].supertypes =
+                        self.path_at(i + 1).map(|(_, p)| p).into_iter().collect();
                     self.opens(Some(end), Frame::Anon(t));
                 }
             }
@@ -459,6 +718,7 @@ impl<'a> Outline<'a, '_> {
         }
         if let Some(b) = self.enum_constant_body(i) {
             let t = self.push_type(None, TypeKind::Anonymous);
+            self.types[t].supertypes = self.enum_name().into_iter().collect();
             self.opens(Some(b), Frame::Anon(t));
             return i + 1;
         }
@@ -557,6 +817,7 @@ impl<'a> Outline<'a, '_> {
         if let Some(b) = self.enum_constant_body(i) {
             // An enum entry with a body is a type of its own.
             let t = self.push_type(Some(w), TypeKind::Object);
+            self.types[t].supertypes = self.enum_name().into_iter().collect();
             self.opens(Some(b), Frame::Type(w, t));
             return i + 1;
         }
@@ -570,6 +831,9 @@ impl<'a> Outline<'a, '_> {
                     self.opens(brace, Frame::Type(name, t));
                     let j = i + 1 + usize::from(named.is_some());
                     if self.kind(j) == b':' {
+                        self.types[t].supertypes = self.kotlin_super_list(j);
+                    }
+                    if self.kind(j) == b':' {
                         self.super_call(j, name);
                     }
                     return j;
@@ -581,6 +845,9 @@ impl<'a> Outline<'a, '_> {
                     let t = self.push_type(None, TypeKind::Anonymous);
                     if self.in_expression_body(i) {
                         self.types[t].parent = None;
+                    }
+                    if self.kind(i + 1) == b':' {
+                        self.types[t].supertypes = self.kotlin_super_list(i + 1);
                     }
                     self.opens(brace, Frame::Anon(t));
                     return i + 1;
@@ -832,6 +1099,7 @@ impl<'a> Outline<'a, '_> {
                     j = self.group(j).0;
                 }
                 let mut name = None;
+                let mut tr = None;
                 while j < self.toks.len() && !matches!(self.kind(j), b'{' | b';') {
                     match self.kind(j) {
                         // `impl X for Arc<Handle>`: the facts name what the pointer points to.
@@ -841,7 +1109,9 @@ impl<'a> Outline<'a, '_> {
                             j = self.group(j).0;
                             continue;
                         }
-                        b'a' if self.is(j, "for") => name = None,
+                        b'a' if self.is(j, "for") => {
+                            tr = name.take().map(|(_, p): (&str, &'a str)| p);
+                        }
                         b'a' if self.is(j, "where") => {
                             while j < self.toks.len() && self.kind(j) != b'{' {
                                 j += 1;
@@ -869,6 +1139,7 @@ impl<'a> Outline<'a, '_> {
                     && self.kind(j) == b'{'
                 {
                     let t = self.push_type(Some(path), TypeKind::Impl);
+                    self.types[t].supertypes = tr.map(Into::into).into_iter().collect();
                     self.opens(Some(j), Frame::Type(n, t));
                 }
                 j
@@ -1162,6 +1433,67 @@ mod tests {
                 (n("Handle"), Impl, None),
                 (n("U"), Class, None),
             ]
+        );
+    }
+
+    /// The supertypes of each outlined type of `text`, checked against its facts.
+    fn supertypes(lang: Lang, text: &str) -> Vec<Vec<String>> {
+        let lexed = crate::lex::lex(lang, text);
+        let got = super::outline(lang, text, &lexed.tokens).types;
+        let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
+        assert!(facts.syntax_errors.is_empty(), "{text}");
+        assert_eq!(
+            got,
+            types_of_facts(&facts),
+            "the outline differs from the facts"
+        );
+        got.into_iter()
+            .map(|t| t.supertypes.into_iter().map(|s| s.into_owned()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn supertypes_as_the_facts_write_them() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            supertypes(
+                Lang::Java,
+                "sealed class A<T extends X> extends base.B<T> implements I1, p.I2<String> \
+                 permits Q {\n Object o = new java.lang.Thread() {};\n\
+                 enum E implements Z { ONE { } }\n}\nrecord R(int a) implements S {}\n"
+            ),
+            [
+                v(&["base.B", "I1", "p.I2"]),
+                v(&["java.lang.Thread"]),
+                v(&["Z"]),
+                v(&["E"]),
+                v(&["S"]),
+            ]
+        );
+        assert_eq!(
+            supertypes(
+                Lang::Kotlin,
+                "class A(x: Int) : Base(x), I by d, (Int) -> String {\n\
+                 companion object : Factory<A>()\n\
+                 constructor(s: String) : this(1)\n}\n\
+                 class B(val x: Int)\nfun interface F : suspend (List<Int>) -> Unit?\n\
+                 val o = object : Runnable, Closeable {}\n"
+            ),
+            [
+                v(&["Base", "I", "(Int) -> String"]),
+                v(&["Factory"]),
+                v(&[]),
+                v(&["suspend (List"]),
+                v(&["Runnable", "Closeable"]),
+            ]
+        );
+        assert_eq!(
+            supertypes(
+                Lang::Rust,
+                "trait T: Clone + ?Sized + fmt::Debug + 'static {}\n\
+                 impl<X> Tr<X> for S {}\nimpl S {}\n"
+            ),
+            [v(&["Clone", "fmt::Debug"]), v(&["Tr"]), v(&[])]
         );
     }
 
