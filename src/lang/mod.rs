@@ -65,8 +65,9 @@ pub(crate) fn lower_unshrunk(lang: Lang, source: &str) -> Option<Parsed> {
         Lang::Kotlin => kotlin_patch::patch(source),
         _ => None,
     };
-    let source = patched.as_deref().unwrap_or(source);
-    let tree = parse_tree(lang, source)?;
+    // The grammar reads the rewritten text; names and literals are read from the text as
+    // written (the rewrites keep every offset), so `inner` as a name stays `inner`.
+    let tree = parse_tree(lang, patched.as_deref().unwrap_or(source))?;
     let mut lw = Lowerer::new(source);
     match lang {
         Lang::Java => java::lower(&mut lw, tree.root_node()),
@@ -152,5 +153,27 @@ mod tests {
         let parsed = parse_and_lower(Lang::Kotlin, src).unwrap();
         assert!(!parsed.has_errors);
         assert!(kotlin_patch::patch("fun f() {}").is_none());
+    }
+
+    #[test]
+    fn rewritten_kotlin_names_keep_their_written_spelling() {
+        // The grammar reads `_nner` and `_uspend`; the facts name what the code says.
+        let src = "enum class M {\n    outer,\n    inner,\n}\nfun f() = suspend { work() }\n";
+        assert!(kotlin_patch::patch(src).is_some_and(|p| p.contains("_nner")));
+        let facts = parse_and_lower(Lang::Kotlin, src).unwrap().facts;
+        let entries: Vec<&str> = facts.types[0]
+            .fields
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
+        assert_eq!(entries, ["outer", "inner"]);
+        let f = facts
+            .functions
+            .iter()
+            .find(|f| f.name.as_deref() == Some("f"))
+            .unwrap();
+        let mut calls = Vec::new();
+        crate::walk::walk_stmts(&f.body, &mut |e| calls.extend(e.call_name()));
+        assert_eq!(calls, ["suspend"]);
     }
 }

@@ -156,9 +156,7 @@ fn lambda_of(e: &Expr) -> Option<FnId> {
             receiver: None,
             name,
             args,
-        } if (name.starts_with(|c: char| c.is_uppercase())
-            || name == "_uspend"
-            || name == "suspend")
+        } if (name.starts_with(|c: char| c.is_uppercase()) || name == "suspend")
             && args.len() == 1 =>
         {
             lambda_of(&args[0].value)
