@@ -60,12 +60,15 @@ enum Frame<'a> {
     /// A type's body (class, interface, record, object, companion, impl, trait), with the
     /// type's index in [`Outlined::types`].
     Type(&'a str, usize),
-    /// An enum's body: its constants come first.
-    Enum(&'a str, usize),
+    /// An enum's body: its constants come first, and its members start after the token at
+    /// the third index.
+    Enum(&'a str, usize, usize),
     /// An anonymous class's body, or a Java enum constant's: members without an owner.
     Anon(usize),
     /// A function's body.
     Body,
+    /// A Rust module's body (`mod m { .. }`).
+    Module,
     /// Anything else: a block, a lambda, an anonymous class, an initialiser.
     Other,
 }
@@ -84,6 +87,7 @@ pub fn outline<'a>(lang: Lang, text: &'a str, toks: &[Tok]) -> Outlined<'a> {
         frames: Vec::new(),
         out: Vec::new(),
         types: Vec::new(),
+        globals: Vec::new(),
         next_frame: None,
         property: None,
         record_components: None,
@@ -92,6 +96,7 @@ pub fn outline<'a>(lang: Lang, text: &'a str, toks: &[Tok]) -> Outlined<'a> {
     Outlined {
         functions: o.out,
         types: o.types,
+        globals: o.globals,
     }
 }
 
@@ -101,6 +106,8 @@ pub struct Outlined<'a> {
     pub functions: Vec<FnDecl<'a>>,
     /// Types, anonymous ones included, in the facts' order: the `i`-th is the facts' type `i`.
     pub types: Vec<TyDecl<'a>>,
+    /// File-level bindings: Kotlin top-level properties, Rust `const`s and `static`s.
+    pub globals: Vec<FieldDecl<'a>>,
 }
 
 /// One declared type.
@@ -115,6 +122,33 @@ pub struct TyDecl<'a> {
     /// written minus type arguments (`base.B`, `fmt::Debug`); an enum constant's body extends
     /// its enum, an anonymous class the type it names.
     pub supertypes: Vec<std::borrow::Cow<'a, str>>,
+    /// Fields, properties, enum constants and record components, in the facts' order.
+    pub fields: Vec<FieldDecl<'a>>,
+}
+
+/// A field, property, constant or file-level binding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldDecl<'a> {
+    pub name: std::borrow::Cow<'a, str>,
+    /// The declared type as the facts write it (`java.util.Map`, `int[]`, `str`).
+    pub ty: Option<std::borrow::Cow<'a, str>>,
+    /// Whether it is initialised where it is declared.
+    pub has_init: bool,
+}
+
+impl<'a> FieldDecl<'a> {
+    fn of(b: &'a crate::facts::Binding) -> Self {
+        FieldDecl {
+            name: b.name.as_str().into(),
+            ty: b.ty.as_deref().map(Into::into),
+            has_init: b.init.is_some(),
+        }
+    }
+}
+
+/// The file-level bindings of `facts` as the outline describes them.
+pub fn globals_of_facts(facts: &crate::facts::FileFacts) -> Vec<FieldDecl<'_>> {
+    facts.globals.iter().map(FieldDecl::of).collect()
 }
 
 /// The types of `facts` as the outline describes them.
@@ -127,6 +161,7 @@ pub fn types_of_facts(facts: &crate::facts::FileFacts) -> Vec<TyDecl<'_>> {
             kind: t.kind,
             parent: t.parent_type,
             supertypes: t.supertypes.iter().map(|s| s.as_str().into()).collect(),
+            fields: t.fields.iter().map(FieldDecl::of).collect(),
         })
         .collect()
 }
@@ -138,6 +173,7 @@ struct Outline<'a, 't> {
     frames: Vec<Frame<'a>>,
     out: Vec<FnDecl<'a>>,
     types: Vec<TyDecl<'a>>,
+    globals: Vec<FieldDecl<'a>>,
     /// What the `{` at a token index opens, when a declaration said so.
     next_frame: Option<(usize, Frame<'a>)>,
     /// Kotlin: the last property declared at this level (for `get()` / `set(v)`).
@@ -178,7 +214,7 @@ impl<'a> Outline<'a, '_> {
     /// The owner a function declared here has: the type whose body this is.
     fn owner(&self) -> Option<&'a str> {
         match self.frames.last() {
-            Some(Frame::Type(n, _) | Frame::Enum(n, _)) => Some(n),
+            Some(Frame::Type(n, _) | Frame::Enum(n, ..)) => Some(n),
             _ => None,
         }
     }
@@ -198,6 +234,25 @@ impl<'a> Outline<'a, '_> {
                 b'{' => return Some(j),
                 b';' | b'}' | b'=' => return None,
                 b'(' | b'[' | b'<' => j = self.group(j).0,
+                // A Kotlin declaration without a body ends where the next one starts
+                // (`companion object : Log()` before `val x by lazy { .. }`).
+                b'a' if self.lang == Lang::Kotlin
+                    && matches!(
+                        self.word(j),
+                        Some(
+                            "fun"
+                                | "val"
+                                | "var"
+                                | "class"
+                                | "interface"
+                                | "object"
+                                | "init"
+                                | "typealias"
+                        )
+                    ) =>
+                {
+                    return None;
+                }
                 _ => j += 1,
             }
         }
@@ -307,6 +362,178 @@ impl<'a> Outline<'a, '_> {
         });
     }
 
+    /// The type whose member may start at token `i` (after `{`, `}` or `;` in its body, past
+    /// an enum's constants).
+    fn member_start(&self, i: usize) -> Option<usize> {
+        if i == 0 || !matches!(self.kind(i - 1), b'{' | b'}' | b';') {
+            return None;
+        }
+        match self.frames.last()? {
+            Frame::Type(_, t) | Frame::Anon(t) => Some(*t),
+            Frame::Enum(_, t, members) if i > *members => Some(*t),
+            _ => None,
+        }
+    }
+
+    /// An enum's constants, from the `{` at `open`, recorded as fields of type `t`; returns
+    /// the index of the `;` or `}` after them.
+    fn enum_constants(&mut self, open: usize, t: usize) -> usize {
+        if self.lang == Lang::Rust {
+            return open; // (variants are read with the header: `rust_fields`)
+        }
+        let enum_name = self.types[t].name.unwrap_or("");
+        let mut j = open + 1;
+        while j < self.toks.len() {
+            while self.kind(j) == b'@' {
+                j = self.skip_annotation(j).max(j + 1);
+            }
+            let Some(name) = self.word(j) else {
+                return j;
+            };
+            j += 1;
+            let args = self.kind(j) == b'(';
+            if args {
+                j = self.group(j).0;
+            }
+            if self.kind(j) == b'{' {
+                j = self.group(j).0;
+            }
+            self.types[t].fields.push(FieldDecl {
+                name: name.into(),
+                ty: Some(enum_name.into()),
+                has_init: self.lang == Lang::Java || args,
+            });
+            if self.kind(j) != b',' {
+                return j;
+            }
+            j += 1;
+        }
+        j
+    }
+
+    /// The text of tokens `a..=b` as the Java front end writes a type: up to its first `<`,
+    /// without white space.
+    fn java_type(&self, a: usize, b: usize) -> Option<std::borrow::Cow<'a, str>> {
+        let text = self
+            .text
+            .get(self.toks[a].start as usize..self.toks[b].end as usize)?;
+        // Varargs (`Class<?>... types`) are an array of the element type.
+        if let Some(element) = text.trim_end().strip_suffix("...") {
+            let element = crate::lang::java::squeeze(&crate::lang::clean_type(element));
+            return Some(format!("{element}[]").into());
+        }
+        Some(crate::lang::java::squeeze(&crate::lang::clean_type(text)).into())
+    }
+
+    /// Java: a record's components between the parentheses at `open` and `close`, as fields
+    /// of type `t`.
+    fn java_components(&mut self, open: usize, close: usize, t: usize) {
+        let mut j = open + 1;
+        while j < close {
+            while self.kind(j) == b'@' {
+                j = self.skip_annotation(j).max(j + 1);
+            }
+            let start = j;
+            let mut name = None;
+            while j < close && self.kind(j) != b',' {
+                match self.kind(j) {
+                    b'<' | b'(' | b'[' => {
+                        j = self.group(j).0;
+                        continue;
+                    }
+                    b'a' => name = Some(j),
+                    _ => {}
+                }
+                j += 1;
+            }
+            if let Some(n) = name.filter(|n| *n > start) {
+                let field = FieldDecl {
+                    name: self.word(n).unwrap_or("").into(),
+                    ty: self.java_type(start, n - 1),
+                    has_init: false,
+                };
+                self.types[t].fields.push(field);
+            }
+            j += 1;
+        }
+    }
+
+    /// Java: the fields a member starting at `i` declares (`int a, b[] = {..};`), recorded in
+    /// type `t`; nothing for a method, constructor, type or initialiser.
+    fn java_fields(&mut self, i: usize, t: usize) {
+        let mut j = i;
+        loop {
+            if self.kind(j) == b'@' {
+                if self.is(j + 1, "interface") {
+                    return;
+                }
+                j = self.skip_annotation(j).max(j + 1);
+            } else if self.word(j).is_some_and(is_java_modifier) {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        if self.word(j).is_none()
+            || matches!(
+                self.word(j),
+                Some("class" | "interface" | "enum" | "record")
+            )
+        {
+            return;
+        }
+        let start = j;
+        let mut fields: Vec<FieldDecl<'a>> = Vec::new();
+        let mut ty: Option<std::borrow::Cow<'a, str>> = None;
+        let (mut name, mut init) = (None::<usize>, false);
+        while j < self.toks.len() {
+            match self.kind(j) {
+                b'(' if !init => return,
+                b'{' if !init => return,
+                b'<' if !init => {
+                    j = self.group(j).0;
+                    continue;
+                }
+                // Type arguments in an initialiser (`new HashMap<K, V>()`), not a comparison.
+                b'<' if let Some(end) = self.angle_end(j) => {
+                    j = end;
+                    continue;
+                }
+                b'(' | b'[' | b'{' => {
+                    j = self.group(j).0;
+                    continue;
+                }
+                b'=' => init = true,
+                b'a' if !init => name = Some(j),
+                b',' | b';' => {
+                    let Some(n) = name else { return };
+                    if fields.is_empty() {
+                        ty = if n > start {
+                            self.java_type(start, n - 1).filter(|t| t != "var")
+                        } else {
+                            None
+                        };
+                    }
+                    fields.push(FieldDecl {
+                        name: self.word(n).unwrap_or("").into(),
+                        ty: ty.clone(),
+                        has_init: init,
+                    });
+                    if self.kind(j) == b';' {
+                        break;
+                    }
+                    (name, init) = (None, false);
+                }
+                b'}' => return,
+                _ => {}
+            }
+            j += 1;
+        }
+        if self.kind(j) == b';' {
+            self.types[t].fields.extend(fields);
+        }
+    }
+
     /// The type path starting at token `j` (`a.b.C`, `a::b::C`) as written, without white
     /// space, and the index after it and its type arguments.
     fn path_at(&self, j: usize) -> Option<(usize, std::borrow::Cow<'a, str>)> {
@@ -344,6 +571,10 @@ impl<'a> Outline<'a, '_> {
             return j;
         }
         let mut k = j + 2;
+        // A Kotlin use-site target: `@field:Id`, `@get:JsonProperty("x")`.
+        if self.kind(k) == b':' && self.kind(k + 1) != b':' && self.word(k + 1).is_some() {
+            k += 2;
+        }
         while self.kind(k) == b'.' && self.word(k + 1).is_some() {
             k += 2;
         }
@@ -389,7 +620,7 @@ impl<'a> Outline<'a, '_> {
 
     /// Kotlin: the supertypes after a type's name at `j`: past type parameters and a primary
     /// constructor, the list after `:` (`: Base(x), I by d, J<T>`).
-    fn kotlin_supertypes(&self, mut j: usize) -> Vec<std::borrow::Cow<'a, str>> {
+    fn kotlin_header(&self, mut j: usize) -> (usize, Vec<std::borrow::Cow<'a, str>>) {
         loop {
             match self.kind(j) {
                 b'<' => j = self.group(j).0,
@@ -397,7 +628,7 @@ impl<'a> Outline<'a, '_> {
                 b'(' => {
                     j = self.group(j).0;
                     if self.kind(j) != b':' {
-                        return Vec::new();
+                        return (j, Vec::new());
                     }
                 }
                 b'@' => j = self.skip_annotation(j).max(j + 1),
@@ -417,35 +648,52 @@ impl<'a> Outline<'a, '_> {
                 {
                     j += 1
                 }
-                _ => return Vec::new(),
+                _ => return (j, Vec::new()),
             }
         }
     }
 
-    /// Kotlin: the supertype list after the `:` at `colon`.
-    fn kotlin_super_list(&self, colon: usize) -> Vec<std::borrow::Cow<'a, str>> {
+    /// Kotlin: the `{` of the body of a type whose header goes on at `j` (after its name or
+    /// after `object`), if it has one: the header's grammar decides where it ends, since a
+    /// body-less declaration may be followed by anything (`class A(val x: Int)⏎test { .. }`).
+    fn kotlin_body(&self, j: usize) -> Option<usize> {
+        let (mut end, _) = self.kotlin_header(j);
+        if self.is(end, "where") {
+            // Constraints: `where T : A, U : B<C>`.
+            end += 1;
+            while matches!(self.kind(end), b'a' | b':' | b',' | b'.' | b'?' | b'<') {
+                end = if self.kind(end) == b'<' {
+                    self.group(end).0
+                } else {
+                    end + 1
+                };
+            }
+        }
+        (self.kind(end) == b'{').then_some(end)
+    }
+
+    /// Kotlin: the supertype list after the `:` at `colon`, and the index where it ends.
+    fn kotlin_super_list(&self, colon: usize) -> (usize, Vec<std::borrow::Cow<'a, str>>) {
         let mut out = Vec::new();
         let mut j = colon + 1;
         while j < self.toks.len() {
             j = self.skip_annotation(j);
-            if let Some((next, ty)) = self.kotlin_function_type(j) {
+            let mut next = if let Some((next, ty)) = self.kotlin_function_type(j) {
                 out.push(ty.into());
-                if self.kind(next) != b',' {
+                next
+            } else {
+                let Some((mut next, path)) = self.path_at(j) else {
+                    break;
+                };
+                if is_kotlin_decl_start(&path) || path == "where" {
                     break;
                 }
-                j = next + 1;
-                continue;
-            }
-            let Some((mut next, path)) = self.path_at(j) else {
-                break;
+                out.push(path);
+                if self.kind(next) == b'(' {
+                    next = self.group(next).0;
+                }
+                next
             };
-            if is_kotlin_decl_start(&path) || path == "where" {
-                break;
-            }
-            out.push(path);
-            if self.kind(next) == b'(' {
-                next = self.group(next).0;
-            }
             if self.is(next, "by") {
                 // The delegate: up to the next supertype or the body.
                 next += 1;
@@ -465,11 +713,317 @@ impl<'a> Outline<'a, '_> {
                 }
             }
             if self.kind(next) != b',' {
-                break;
+                return (next, out);
             }
             j = next + 1;
         }
+        (j, out)
+    }
+
+    /// The top-level items of the bracket group opening at `open`: (first, end) token
+    /// ranges between its commas.
+    fn items(&self, open: usize) -> Vec<(usize, usize)> {
+        let close = self.group(open).0.saturating_sub(1);
+        let mut out = Vec::new();
+        let (mut j, mut start) = (open + 1, open + 1);
+        while j < close {
+            match self.kind(j) {
+                b'(' | b'[' | b'{' => j = self.group(j).0,
+                b'<' => j = self.angle_end(j).unwrap_or(j + 1),
+                b',' => {
+                    out.push((start, j));
+                    j += 1;
+                    start = j;
+                }
+                _ => j += 1,
+            }
+        }
+        if start < close.min(j) {
+            out.push((start, close.min(j)));
+        }
         out
+    }
+
+    /// Rust: the index after the attributes (`#[..]`) and visibility (`pub(crate)`) at `j`.
+    fn rust_item_head(&self, mut j: usize) -> usize {
+        loop {
+            if self.kind(j) == b'#' && self.kind(j + 1) == b'[' {
+                j = self.group(j + 1).0;
+            } else if self.is(j, "pub") {
+                j += 1;
+                if self.kind(j) == b'(' {
+                    j = self.group(j).0;
+                }
+            } else {
+                return j;
+            }
+        }
+    }
+
+    /// Rust: a type's text in tokens `a..b` as the front end writes it.
+    fn rust_type(&self, a: usize, b: usize) -> Option<std::borrow::Cow<'a, str>> {
+        if a >= b {
+            return None;
+        }
+        let text = self
+            .text
+            .get(self.toks[a].start as usize..self.toks[b - 1].end as usize)?;
+        Some(crate::lang::rust::clean_ty(text).into())
+    }
+
+    /// Rust: the fields of the struct or union, or the variants of the enum, whose header goes
+    /// on at `j` (after the name), recorded in type `t`.
+    fn rust_fields(&mut self, mut j: usize, t: usize) {
+        if self.kind(j) == b'<' {
+            j = self.group(j).0;
+        }
+        let variants = self.types[t].kind == TypeKind::Enum;
+        let mut fields = Vec::new();
+        if self.kind(j) == b'(' && !variants {
+            for (k, (a, b)) in self.items(j).into_iter().enumerate() {
+                let a = self.rust_item_head(a);
+                fields.push(FieldDecl {
+                    name: k.to_string().into(),
+                    ty: self.rust_type(a, b),
+                    has_init: false,
+                });
+            }
+        } else if let Some(open) = self.body_brace(j) {
+            for (a, b) in self.items(open) {
+                let a = self.rust_item_head(a);
+                let Some(name) = self.word(a) else { continue };
+                let (ty, has_init) = if variants {
+                    // A discriminant: `A = 1`, after the name.
+                    (None, self.kind(a + 1) == b'=')
+                } else if self.kind(a + 1) == b':' {
+                    (self.rust_type(a + 2, b), false)
+                } else {
+                    continue;
+                };
+                fields.push(FieldDecl {
+                    name: name.into(),
+                    ty,
+                    has_init,
+                });
+            }
+        }
+        self.types[t].fields = fields;
+    }
+
+    /// Rust: a `const` or `static` at `i`: a field of the impl or trait whose body this is,
+    /// or a file-level binding; none in a function.
+    fn rust_binding(&mut self, i: usize) {
+        let mut j = i + 1;
+        if self.is(j, "mut") {
+            j += 1;
+        }
+        let Some(name) = self.word(j) else { return };
+        if self.kind(j + 1) != b':' {
+            return;
+        }
+        let start = j + 2;
+        let mut k = start;
+        while k < self.toks.len() && !matches!(self.kind(k), b'=' | b';' | b'{' | b'}') {
+            match self.kind(k) {
+                b'(' | b'[' => k = self.group(k).0,
+                b'<' => k = self.angle_end(k).unwrap_or(k + 1),
+                _ => k += 1,
+            }
+        }
+        let field = FieldDecl {
+            name: name.into(),
+            ty: self.rust_type(start, k),
+            has_init: self.kind(k) == b'=',
+        };
+        match self.frames.split_last() {
+            Some((Frame::Type(_, t), outer))
+                if outer.iter().all(|f| matches!(f, Frame::Module)) =>
+            {
+                self.types[*t].fields.push(field)
+            }
+            None => self.globals.push(field),
+            Some((Frame::Module, outer)) if outer.iter().all(|f| matches!(f, Frame::Module)) => {
+                self.globals.push(field)
+            }
+            _ => {}
+        }
+    }
+
+    /// Kotlin: the type written at `j`, as the front end names it (a path's names joined by
+    /// `.`, a function type's text), and the index after it; `param` for a constructor
+    /// parameter's.
+    fn kotlin_type(&self, j: usize, param: bool) -> (usize, Option<std::borrow::Cow<'a, str>>) {
+        let at = j;
+        let mut j = j;
+        while self.kind(j) == b'@' {
+            let past = self.skip_annotation(j).max(j + 1);
+            // `@Composable () -> Unit`: the parentheses are the function type's.
+            if self.kind(past) == b'-' && self.kind(past + 1) == b'>' && self.kind(past - 1) == b')'
+            {
+                j += 2;
+                while self.kind(j) == b'.' && self.word(j + 1).is_some() {
+                    j += 2;
+                }
+            } else {
+                j = past;
+            }
+        }
+        // An annotated function type keeps its annotations in the facts' text
+        // (`@Composable () -> Unit`).
+        if let Some((end, _)) = self.kotlin_function_type(j) {
+            // In a constructor parameter a nullable result makes the whole type nullable,
+            // and the facts name the function type inside, without its `suspend`
+            // (`val f: suspend () -> T?`).
+            let at = if param && self.kind(end - 1) == b'?' && self.is(at, "suspend") {
+                at + 1
+            } else {
+                at
+            };
+            return (end, self.kotlin_type_text(at, end));
+        }
+        let start = j;
+        if self.is(j, "suspend") {
+            j += 1;
+        }
+        if self.kind(j) == b'(' {
+            let (_, inner) = self.kotlin_type(j + 1, param);
+            let mut end = self.group(j).0;
+            if self.kind(end) == b'?' {
+                end += 1;
+            }
+            return (end, inner);
+        }
+        let mut names: Vec<&'a str> = Vec::new();
+        while let Some(w) = self.word(j) {
+            names.push(w.trim_matches('`'));
+            j += 1;
+            if self.kind(j) == b'<' {
+                j = self.group(j).0;
+            }
+            if self.kind(j) == b'.' && self.word(j + 1).is_some() {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        // A function type with a receiver: `Interceptor.Chain.() -> Response`.
+        if self.kind(j) == b'.'
+            && self.kind(j + 1) == b'('
+            && let Some((end, _)) = self.kotlin_function_type(j + 1)
+        {
+            return (end, self.kotlin_type_text(start, end));
+        }
+        if self.kind(j) == b'?' {
+            j += 1;
+        }
+        let ty = match names.as_slice() {
+            [] | ["dynamic"] => None,
+            [one] => Some((*one).into()),
+            many => Some(many.join(".").into()),
+        };
+        (j, ty)
+    }
+
+    /// The type whose body a declaration at this level is in, or `None` at the top level
+    /// (also `None` inside anything else: a body or a block).
+    fn member_of(&self) -> Option<Option<usize>> {
+        match self.frames.last() {
+            None => Some(None),
+            Some(Frame::Type(_, t) | Frame::Enum(_, t, _) | Frame::Anon(t)) => Some(Some(*t)),
+            _ => None,
+        }
+    }
+
+    fn add_field(&mut self, to: Option<usize>, field: FieldDecl<'a>) {
+        match to {
+            Some(t) => self.types[t].fields.push(field),
+            None => self.globals.push(field),
+        }
+    }
+
+    /// Kotlin: the property declared by the `val`/`var` at `i`, whose name is at `name_at`
+    /// (`val (a, b) = ..` declares one per name).
+    fn kotlin_property(&mut self, i: usize, name_at: usize) {
+        let Some(to) = self.member_of() else { return };
+        if self.kind(i + 1) == b'(' {
+            let end = self.group(i + 1).0;
+            let has_init = self.kind(end) == b'=';
+            for (a, b) in self.items(i + 1) {
+                let Some(name) = self.word(a) else { continue };
+                let ty = if self.kind(a + 1) == b':' && a + 2 < b {
+                    self.kotlin_type(a + 2, false).1
+                } else {
+                    None
+                };
+                let field = FieldDecl {
+                    name: name.trim_matches('`').into(),
+                    ty,
+                    has_init,
+                };
+                self.add_field(to, field);
+            }
+            return;
+        }
+        let Some(name) = self.word(name_at) else {
+            return;
+        };
+        let mut k = name_at + 1;
+        let mut ty = None;
+        if self.kind(k) == b':' {
+            (k, ty) = self.kotlin_type(k + 1, false);
+        }
+        let field = FieldDecl {
+            name: name.trim_matches('`').into(),
+            ty,
+            has_init: self.kind(k) == b'=' || self.is(k, "by"),
+        };
+        self.add_field(to, field);
+    }
+
+    /// Kotlin: the properties a primary constructor at `open` declares (`val x: Int = 1`), as
+    /// fields of type `t`.
+    fn kotlin_ctor_fields(&mut self, open: usize, t: usize) {
+        for (a, b) in self.items(open) {
+            let mut j = a;
+            loop {
+                if self.kind(j) == b'@' {
+                    j = self.skip_annotation(j).max(j + 1);
+                } else if self.word(j).is_some_and(|w| {
+                    is_kotlin_modifier(w) || matches!(w, "override" | "vararg" | "lateinit")
+                }) {
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            if !matches!(self.word(j), Some("val" | "var")) {
+                continue;
+            }
+            let Some(name) = self.word(j + 1) else {
+                continue;
+            };
+            let mut k = j + 2;
+            let mut ty = None;
+            if self.kind(k) == b':' {
+                (k, ty) = self.kotlin_type(k + 1, true);
+            }
+            let field = FieldDecl {
+                name: name.trim_matches('`').into(),
+                ty,
+                has_init: k < b && self.kind(k) == b'=',
+            };
+            self.types[t].fields.push(field);
+        }
+    }
+
+    /// Kotlin: the text of tokens `a..b` as the front end writes a type it does not name by
+    /// its path: up to the first `<`, without a trailing `?`.
+    fn kotlin_type_text(&self, a: usize, b: usize) -> Option<std::borrow::Cow<'a, str>> {
+        let text = self
+            .text
+            .get(self.toks[a].start as usize..self.toks[b.checked_sub(1)?].end as usize)?;
+        let text = text.split('<').next().unwrap_or(text).trim();
+        Some(text.trim_end_matches(['?', '!']).trim().to_string().into())
     }
 
     /// Kotlin: a function type at `j` as a supertype (`(Request) -> R`, `suspend () -> T`), as
@@ -574,16 +1128,17 @@ impl<'a> Outline<'a, '_> {
         // only when its `{` follows `->`, and then it is not a type's body either), but in
         // Kotlin a brace in an initialiser is a lambda: a function.
         let parent = self.frames.iter().rev().find_map(|f| match f {
-            Frame::Type(_, t) | Frame::Enum(_, t) | Frame::Anon(t) => Some(Some(*t)),
+            Frame::Type(_, t) | Frame::Enum(_, t, _) | Frame::Anon(t) => Some(Some(*t)),
             Frame::Body => Some(None),
             Frame::Other if self.lang == Lang::Kotlin => Some(None),
-            Frame::Other => None,
+            Frame::Other | Frame::Module => None,
         });
         self.types.push(TyDecl {
             name,
             kind,
             parent: parent.flatten(),
             supertypes: Vec::new(),
+            fields: Vec::new(),
         });
         self.types.len() - 1
     }
@@ -596,6 +1151,10 @@ impl<'a> Outline<'a, '_> {
                 b'{' => {
                     let declared = self.next_frame.filter(|(b, _)| *b == i);
                     let frame = match declared {
+                        Some((_, Frame::Enum(n, t, _))) => {
+                            self.next_frame = None;
+                            Frame::Enum(n, t, self.enum_constants(i, t))
+                        }
                         Some((_, f)) => {
                             self.next_frame = None;
                             f
@@ -609,6 +1168,12 @@ impl<'a> Outline<'a, '_> {
                 b'}' => {
                     self.frames.pop();
                     i += 1;
+                }
+                b'a' | b'@' if self.lang == Lang::Java && self.member_start(i).is_some() => {
+                    if let Some(t) = self.member_start(i) {
+                        self.java_fields(i, t);
+                    }
+                    i = if k == b'a' { self.java(i) } else { i + 1 };
                 }
                 b'a' => {
                     i = match self.lang {
@@ -631,15 +1196,18 @@ impl<'a> Outline<'a, '_> {
         let t = self.push_type(Some(name), kind);
         self.types[t].supertypes = match self.lang {
             Lang::Java => self.java_supertypes(i + 2),
-            Lang::Kotlin => self.kotlin_supertypes(i + 2),
+            Lang::Kotlin => self.kotlin_header(i + 2).1,
             Lang::Rust => self.rust_bounds(i + 2),
         };
         let frame = if kind == TypeKind::Enum {
-            Frame::Enum(name, t)
+            Frame::Enum(name, t, 0)
         } else {
             Frame::Type(name, t)
         };
-        let brace = self.body_brace(i + 2);
+        let brace = match self.lang {
+            Lang::Kotlin => self.kotlin_body(i + 2),
+            _ => self.body_brace(i + 2),
+        };
         self.opens(brace, frame);
         Some((i + 2, name))
     }
@@ -647,7 +1215,7 @@ impl<'a> Outline<'a, '_> {
     /// The enum whose body this is.
     fn enum_name(&self) -> Option<std::borrow::Cow<'a, str>> {
         match self.frames.last() {
-            Some(Frame::Enum(n, _)) => Some((*n).into()),
+            Some(Frame::Enum(n, ..)) => Some((*n).into()),
             _ => None,
         }
     }
@@ -690,8 +1258,10 @@ impl<'a> Outline<'a, '_> {
                 } else {
                     j
                 };
-                let (_, n) = self.group(k);
+                let (end, n) = self.group(k);
                 self.record_components = Some((name, n));
+                let t = self.types.len() - 1;
+                self.java_components(k, end - 1, t);
             }
             return j;
         }
@@ -826,13 +1396,11 @@ impl<'a> Outline<'a, '_> {
                 if w == "object" && self.is(i.wrapping_sub(1), "companion") {
                     let named = self.word(i + 1).filter(|n| !is_kotlin_keyword(n));
                     let name = named.unwrap_or("Companion");
-                    let brace = self.body_brace(i + 1);
+                    let j = i + 1 + usize::from(named.is_some());
+                    let brace = self.kotlin_body(j);
                     let t = self.push_type(Some(name), TypeKind::Object);
                     self.opens(brace, Frame::Type(name, t));
-                    let j = i + 1 + usize::from(named.is_some());
-                    if self.kind(j) == b':' {
-                        self.types[t].supertypes = self.kotlin_super_list(j);
-                    }
+                    self.types[t].supertypes = self.kotlin_header(j).1;
                     if self.kind(j) == b':' {
                         self.super_call(j, name);
                     }
@@ -841,14 +1409,12 @@ impl<'a> Outline<'a, '_> {
                 if w == "object" && self.word(i + 1).is_none() {
                     // An object expression: `object : Runnable { .. }`; its members have no
                     // owner.
-                    let brace = self.body_brace(i + 1);
+                    let brace = self.kotlin_body(i + 1);
                     let t = self.push_type(None, TypeKind::Anonymous);
                     if self.in_expression_body(i) {
                         self.types[t].parent = None;
                     }
-                    if self.kind(i + 1) == b':' {
-                        self.types[t].supertypes = self.kotlin_super_list(i + 1);
-                    }
+                    self.types[t].supertypes = self.kotlin_header(i + 1).1;
                     self.opens(brace, Frame::Anon(t));
                     return i + 1;
                 }
@@ -908,6 +1474,8 @@ impl<'a> Outline<'a, '_> {
                 if w == "class" && self.kind(k) == b'(' {
                     let (end, n) = self.group(k);
                     ctor(self, n);
+                    let t = self.types.len() - 1;
+                    self.kotlin_ctor_fields(k, t);
                     return end;
                 }
                 if self.kind(k) == b':' && w != "interface" {
@@ -936,7 +1504,11 @@ impl<'a> Outline<'a, '_> {
                 self.opens(Some(i + 1), Frame::Body);
                 i + 1
             }
-            "val" | "var" if !after_dot && (self.frames.is_empty() || self.at_member_level()) => {
+            "val" | "var"
+                if !after_dot
+                    && self.kind(i.wrapping_sub(1)) != b'('
+                    && (self.frames.is_empty() || self.at_member_level()) =>
+            {
                 // The property's name: after a receiver (`val List<T>.x`) or type parameters.
                 let mut j = i + 1;
                 if self.kind(j) == b'<' {
@@ -959,6 +1531,7 @@ impl<'a> Outline<'a, '_> {
                     }
                 }
                 self.property = name.map(|n| (self.frames.len(), n));
+                self.kotlin_property(i, j);
                 j + 1
             }
             "get" | "set"
@@ -1090,7 +1663,22 @@ impl<'a> Outline<'a, '_> {
                 } else {
                     TypeKind::Class
                 };
-                self.type_decl(i, kind).map_or(i + 1, |(j, _)| j)
+                let Some((j, _)) = self.type_decl(i, kind) else {
+                    return i + 1;
+                };
+                self.rust_fields(j, self.types.len() - 1);
+                j
+            }
+            // (Not `const fn`, `impl const`, or a const generic parameter `<const N: usize>`.)
+            "const" | "static"
+                if !matches!(
+                    self.word(i + 1),
+                    Some("fn" | "unsafe" | "async" | "extern") | None
+                ) && !self.is(i.wrapping_sub(1), "impl")
+                    && !matches!(self.kind(i.wrapping_sub(1)), b'<' | b',') =>
+            {
+                self.rust_binding(i);
+                i + 1
             }
             "impl" => {
                 // The implementing type: after `for`, else the path after `impl<..>`.
@@ -1145,6 +1733,10 @@ impl<'a> Outline<'a, '_> {
                 j
             }
             // A macro's definition is not code (what it expands to is not known here).
+            "mod" if self.word(i + 1).is_some() && self.kind(i + 2) == b'{' => {
+                self.opens(Some(i + 2), Frame::Module);
+                i + 2
+            }
             "macro_rules" if self.kind(i + 1) == b'!' => {
                 let mut j = i + 2;
                 while j < self.toks.len() && !matches!(self.kind(j), b'{' | b'(' | b'[') {
@@ -1264,6 +1856,25 @@ fn closer(open: u8) -> u8 {
         b'{' => b'}',
         _ => b'>',
     }
+}
+
+/// A modifier of a Java member.
+fn is_java_modifier(w: &str) -> bool {
+    matches!(
+        w,
+        "public"
+            | "private"
+            | "protected"
+            | "static"
+            | "final"
+            | "transient"
+            | "volatile"
+            | "abstract"
+            | "synchronized"
+            | "native"
+            | "default"
+            | "strictfp"
+    )
 }
 
 /// A modifier of a Kotlin class declaration.
@@ -1495,6 +2106,112 @@ mod tests {
             ),
             [v(&["Clone", "fmt::Debug"]), v(&["Tr"]), v(&[])]
         );
+    }
+
+    /// Each outlined type's fields and the file-level bindings of `text` as
+    /// `name:type=` strings (`=` when initialised), checked against its facts.
+    fn fields(lang: Lang, text: &str) -> (Vec<Vec<String>>, Vec<String>) {
+        let lexed = crate::lex::lex(lang, text);
+        let got = super::outline(lang, text, &lexed.tokens);
+        let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
+        assert!(facts.syntax_errors.is_empty(), "{text}");
+        assert_eq!(
+            got.types,
+            types_of_facts(&facts),
+            "the outline differs from the facts"
+        );
+        assert_eq!(
+            got.globals,
+            globals_of_facts(&facts),
+            "file-level bindings differ"
+        );
+        let show = |f: &FieldDecl| {
+            let init = if f.has_init { "=" } else { "" };
+            format!("{}:{}{init}", f.name, f.ty.as_deref().unwrap_or(""))
+        };
+        (
+            got.types
+                .iter()
+                .map(|t| t.fields.iter().map(show).collect())
+                .collect(),
+            got.globals.iter().map(show).collect(),
+        )
+    }
+
+    #[test]
+    fn fields_and_file_level_bindings_as_the_facts_write_them() {
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let java = "class A {\n\
+                    private static final Map<String, String> M = ImmutableMap.<String, String>of(), N;\n\
+                    int x, y[];\n var v = 1;\n String @Nullable [] q;\n\
+                    A() {}\n void m() { int local = 1; }\n static { int s = 2; }\n\
+                    enum E { @Deprecated ONE, TWO(2) { }; int w; }\n\
+                    record R(int a, Class<?>... rest) {}\n}\n";
+        assert_eq!(
+            fields(Lang::Java, java).0,
+            [
+                v(&[
+                    "M:Map=",
+                    "N:Map",
+                    "x:int",
+                    "y:int",
+                    "v:=",
+                    "q:String@Nullable[]"
+                ]),
+                v(&["ONE:E=", "TWO:E=", "w:int"]),
+                v(&[]),
+                v(&["a:int", "rest:Class[]"]),
+            ]
+        );
+        let kotlin = "class A(val x: Int, y: String, private var z: Long = 1, \
+                      @field:Id val id: String, val f: suspend () -> Unit?) {\n\
+                      val k = \"k\"\n var n: Int = 0\n val g: String get() = \"g\"\n\
+                      val (a, b) = Pair(1, 2)\n val lz by lazy { val inner = 1; inner }\n\
+                      val c: @Composable () -> Unit = {}\n\
+                      fun m(r: Int) = when (val w = r) { else -> w }\n\
+                      companion object : Log()\n val after = 1\n}\n\
+                      enum class E(val v: Int) { ONE(1), TWO }\nval top = 1\n\
+                      var topFn: suspend String.() -> Unit = {}\n";
+        let (types, globals) = fields(Lang::Kotlin, kotlin);
+        assert_eq!(
+            types,
+            [
+                v(&[
+                    "x:Int",
+                    "z:Long=",
+                    "id:String",
+                    "f:() -> Unit",
+                    "k:=",
+                    "n:Int=",
+                    "g:String",
+                    "a:=",
+                    "b:=",
+                    "lz:=",
+                    "c:@Composable () -> Unit=",
+                    "after:="
+                ]),
+                v(&[]),
+                v(&["v:Int", "ONE:E=", "TWO:E"]),
+            ]
+        );
+        assert_eq!(globals, v(&["top:=", "topFn:suspend String.() -> Unit="]));
+        let rust = "struct S { #[serde(default)] pub(crate) a: HashMap<String, u8>, b: &'a mut dyn Foo }\n\
+                    struct T(pub &'static str, Arc<Mutex<X>>);\nenum E { A = 1, B(i32), C { x: i32 } }\n\
+                    impl S { const IC: i32 = 1; }\nconst K: &str = \"k\";\n\
+                    const V: &str = { const INNER: u8 = 1; \"v\" };\n\
+                    mod m { pub static M: u8 = 0; fn f() { const L: u8 = 1; } }\n\
+                    fn g<const N: usize>() {}\n";
+        let (types, globals) = fields(Lang::Rust, rust);
+        assert_eq!(
+            types,
+            [
+                v(&["a:HashMap", "b:Foo"]),
+                v(&["0:str", "1:Mutex"]),
+                v(&["A:=", "B:", "C:"]),
+                v(&["IC:i32="]),
+            ]
+        );
+        assert_eq!(globals, v(&["K:str=", "V:str=", "M:u8="]));
     }
 
     fn decl(name: &str, arity: usize, owner: Option<&str>, body: bool) -> Decl {

@@ -71,15 +71,24 @@ fn check(dirs: &[PathBuf]) -> (usize, usize, Vec<String>) {
     (files, fns, differ)
 }
 
-/// Files under `dirs` whose outlined types differ from the facts' types, with the first
-/// difference: (files, types, differences).
+/// Files under `dirs` whose outlined types (with their supertypes and fields) or file-level
+/// bindings differ from the facts', with the first difference: (files, types, differences).
 fn check_types(dirs: &[PathBuf]) -> (usize, usize, Vec<String>) {
     let (mut types, mut differ) = (0, Vec::new());
     let files = common::each_parsed(dirs, |path, lang, text, facts| {
         let want = idemlint::outline::types_of_facts(facts);
         let lexed = idemlint::lex::lex(lang, text);
-        let got = idemlint::outline::outline(lang, text, &lexed.tokens).types;
+        let outlined = idemlint::outline::outline(lang, text, &lexed.tokens);
+        let got = outlined.types;
         types += want.len();
+        let globals = idemlint::outline::globals_of_facts(facts);
+        if want == got && globals != outlined.globals {
+            differ.push(format!(
+                "{}: file-level bindings {globals:?} in the facts, {:?} in the outline",
+                path.display(),
+                outlined.globals
+            ));
+        }
         if want != got {
             let i = want.iter().zip(&got).take_while(|(a, b)| a == b).count();
             differ.push(format!(

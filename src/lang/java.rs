@@ -410,7 +410,7 @@ fn path_expr(text: &str, at: Option<usize>, whole: Span) -> Expr {
 }
 
 /// Removes whitespace inside a name as written (`java.util . List` -> `java.util.List`).
-fn squeeze(s: &str) -> String {
+pub(crate) fn squeeze(s: &str) -> String {
     if s.chars().any(char::is_whitespace) {
         s.chars().filter(|c| !c.is_whitespace()).collect()
     } else {

@@ -153,7 +153,7 @@ fn join(a: Span, b: Span) -> Span {
 
 /// `clean_type` plus Rust specifics: leading `&'a mut`, trailing `::` of turbofish paths and
 /// whitespace inside paths.
-fn clean_ty(t: &str) -> String {
+pub(crate) fn clean_ty(t: &str) -> String {
     let mut t = t.trim();
     loop {
         let before = t;
