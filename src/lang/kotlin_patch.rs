@@ -601,17 +601,51 @@ fn first_statement(src: &[u8], lexed: &Lexed) -> Option<usize> {
             return None;
         }
         let rest = &src[k..];
-        if rest.starts_with(b"package")
-            || rest.starts_with(b"import")
-            || rest.starts_with(b"@file:")
-            || rest.starts_with(b"#!")
-        {
-            // To the end of this line (a file annotation's arguments stay on it in practice).
+        if rest.starts_with(b"@file:") {
+            // Its arguments may span lines (`@file:Suppress(⏎"A",⏎)`): past their bracket,
+            // then to the end of that line.
+            k = past_annotation_arguments(src, lexed, k + b"@file:".len());
+            k += src[k..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .unwrap_or(src.len() - k);
+            continue;
+        }
+        if rest.starts_with(b"package") || rest.starts_with(b"import") || rest.starts_with(b"#!") {
+            // To the end of this line.
             k += rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
             continue;
         }
         return Some(k);
     }
+}
+
+/// The index after a file annotation's name at `i` and its bracketed arguments, if any
+/// (brackets inside strings and comments do not count).
+fn past_annotation_arguments(src: &[u8], lexed: &Lexed, mut i: usize) -> usize {
+    while i < src.len() && (is_ident(src[i]) || src[i] == b'.') {
+        i += 1;
+    }
+    if !matches!(src.get(i), Some(b'(' | b'[')) {
+        return i;
+    }
+    let mut depth = 0usize;
+    while i < src.len() {
+        if lexed.class[i] == Class::Code {
+            match src[i] {
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return i + 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    i
 }
 
 /// For a statement at line start `i`: the line break before it when the code before ends an
@@ -1713,6 +1747,17 @@ mod tests {
             patch("fun f(x: Any) = when (x) {\n  is A -> if (ok) l.map { it -> it } else 0\n  else -> if (b) 1 else 2\n}\n")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn imports_after_a_multi_line_file_annotation_are_kept() {
+        // okhttp's `@file:Suppress(..)` spans lines; its imports are not "after code".
+        let src = "@file:Suppress(\n  \"A\",\n  \"B(\",\n)\npackage p\n\nimport a.b.C\n\nclass X\n";
+        assert!(patch(src).is_none_or(|p| p.contains("import a.b.C")));
+        let facts = crate::lang::parse_and_lower(crate::facts::Lang::Kotlin, src)
+            .unwrap()
+            .facts;
+        assert_eq!(facts.imports, ["a.b.C"]);
     }
 
     #[test]
