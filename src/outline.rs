@@ -88,6 +88,8 @@ pub fn outline<'a>(lang: Lang, text: &'a str, toks: &[Tok]) -> Outlined<'a> {
         out: Vec::new(),
         types: Vec::new(),
         globals: Vec::new(),
+        imports: Vec::new(),
+        opened: false,
         next_frame: None,
         property: None,
         record_components: None,
@@ -97,6 +99,7 @@ pub fn outline<'a>(lang: Lang, text: &'a str, toks: &[Tok]) -> Outlined<'a> {
         functions: o.out,
         types: o.types,
         globals: o.globals,
+        imports: o.imports,
     }
 }
 
@@ -108,6 +111,9 @@ pub struct Outlined<'a> {
     pub types: Vec<TyDecl<'a>>,
     /// File-level bindings: Kotlin top-level properties, Rust `const`s and `static`s.
     pub globals: Vec<FieldDecl<'a>>,
+    /// Imports as the facts write them: Java and Kotlin paths (`java.util.*`, `x.Y as Z`),
+    /// Rust `use` trees flattened (`std::sync::Arc`) and `extern crate` names.
+    pub imports: Vec<std::borrow::Cow<'a, str>>,
 }
 
 /// One declared type.
@@ -174,6 +180,9 @@ struct Outline<'a, 't> {
     out: Vec<FnDecl<'a>>,
     types: Vec<TyDecl<'a>>,
     globals: Vec<FieldDecl<'a>>,
+    imports: Vec<std::borrow::Cow<'a, str>>,
+    /// Whether a brace has opened yet.
+    opened: bool,
     /// What the `{` at a token index opens, when a declaration said so.
     next_frame: Option<(usize, Frame<'a>)>,
     /// Kotlin: the last property declared at this level (for `get()` / `set(v)`).
@@ -360,6 +369,99 @@ impl<'a> Outline<'a, '_> {
             owner,
             has_body,
         });
+    }
+
+    /// Java or Kotlin: the import whose path starts at `j` (`a.b.*`; Kotlin's `as` alias
+    /// kept, as written); returns the index after it.
+    fn dotted_import(&mut self, mut j: usize) -> usize {
+        let mut path = String::new();
+        while let Some(w) = self
+            .word(j)
+            .or_else(|| (self.kind(j) == b'*').then_some("*"))
+        {
+            path.push_str(w.trim_matches('`'));
+            j += 1;
+            if self.kind(j) == b'.' && matches!(self.kind(j + 1), b'a' | b'*') {
+                path.push('.');
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        if self.lang == Lang::Kotlin
+            && self.is(j, "as")
+            && let Some(alias) = self.word(j + 1)
+        {
+            path.push_str(" as ");
+            path.push_str(alias.trim_matches('`'));
+            j += 2;
+        }
+        if !path.is_empty() {
+            self.imports.push(path.into());
+        }
+        j
+    }
+
+    /// Rust: the paths a `use` tree starting at `j` names, flattened as the front end does
+    /// (`a::{b, c::d}` is `a::b` and `a::c::d`; aliases dropped, `self` is its prefix);
+    /// returns the index after it.
+    fn rust_use(&mut self, j: usize) -> usize {
+        let mut end = j;
+        while end < self.toks.len() && !matches!(self.kind(end), b';' | b'}') {
+            end = if self.kind(end) == b'{' {
+                self.group(end).0
+            } else {
+                end + 1
+            };
+        }
+        let joined = |a: &str, b: &str| {
+            if a.is_empty() {
+                b.to_string()
+            } else {
+                format!("{a}::{b}")
+            }
+        };
+        let mut stack: Vec<(usize, usize, String)> = vec![(j, end, String::new())];
+        while let Some((mut k, stop, prefix)) = stack.pop() {
+            let mut path = String::new();
+            while k < stop {
+                if self.kind(k) == b':' && self.kind(k + 1) == b':' {
+                    path.push_str("::");
+                    k += 2;
+                } else if let Some(w) = self
+                    .word(k)
+                    .filter(|_| path.is_empty() || path.ends_with("::"))
+                {
+                    path.push_str(w);
+                    k += 1;
+                } else if self.kind(k) == b'*' {
+                    path.push('*');
+                    k += 1;
+                } else {
+                    break;
+                }
+            }
+            if self.kind(k) == b'{' && k < stop {
+                let inner = path.strip_suffix("::").unwrap_or(&path);
+                let np = if inner.is_empty() {
+                    prefix.clone()
+                } else {
+                    joined(&prefix, inner)
+                };
+                for (a, b) in self.items(k).into_iter().rev() {
+                    stack.push((a, b, np.clone()));
+                }
+                continue;
+            }
+            // (An alias, `a::b as c`, is left out.)
+            // `{self}` is its prefix, `{self as x}` is not.
+            if path == "self" && !prefix.is_empty() && !self.is(k, "as") {
+                self.imports.push(prefix.into());
+            } else if !path.is_empty() {
+                self.imports.push(joined(&prefix, &path).into());
+            }
+        }
+        end
     }
 
     /// The type whose member may start at token `i` (after `{`, `}` or `;` in its body, past
@@ -1163,6 +1265,7 @@ impl<'a> Outline<'a, '_> {
                         None => Frame::Other,
                     };
                     self.frames.push(frame);
+                    self.opened = true;
                     i += 1;
                 }
                 b'}' => {
@@ -1238,6 +1341,9 @@ impl<'a> Outline<'a, '_> {
     fn java(&mut self, i: usize) -> usize {
         let w = self.word(i).unwrap_or("");
         let after_dot = i > 0 && self.kind(i - 1) == b'.';
+        if w == "import" && self.frames.is_empty() {
+            return self.dotted_import(i + usize::from(self.is(i + 1, "static")) + 1);
+        }
         // `record` is a keyword only where a record is declared: `record R(..)`.
         let record =
             w == "record" && self.word(i + 1).is_some() && matches!(self.kind(i + 2), b'(' | b'<');
@@ -1384,6 +1490,10 @@ impl<'a> Outline<'a, '_> {
     fn kotlin(&mut self, i: usize) -> usize {
         let w = self.word(i).unwrap_or("");
         let after_dot = i > 0 && matches!(self.kind(i - 1), b'.' | b':');
+        // (An import after code, like a build script's `plugins { }`, is not read as one.)
+        if w == "import" && self.frames.is_empty() && !after_dot && !self.opened {
+            return self.dotted_import(i + 1);
+        }
         if let Some(b) = self.enum_constant_body(i) {
             // An enum entry with a body is a type of its own.
             let t = self.push_type(Some(w), TypeKind::Object);
@@ -1654,6 +1764,13 @@ impl<'a> Outline<'a, '_> {
     fn rust(&mut self, i: usize) -> usize {
         let w = self.word(i).unwrap_or("");
         match w {
+            "use" if !matches!(self.kind(i.wrapping_sub(1)), b':' | b'.') => self.rust_use(i + 1),
+            "crate" if self.is(i.wrapping_sub(1), "extern") => {
+                if let Some(name) = self.word(i + 1) {
+                    self.imports.push(name.into());
+                }
+                i + 2
+            }
             "trait" => self
                 .type_decl(i, TypeKind::Interface)
                 .map_or(i + 1, |(j, _)| j),
@@ -2212,6 +2329,51 @@ mod tests {
             ]
         );
         assert_eq!(globals, v(&["K:str=", "V:str=", "M:u8="]));
+    }
+
+    #[test]
+    fn imports_as_the_facts_write_them() {
+        let imports = |lang: Lang, text: &str| {
+            let lexed = crate::lex::lex(lang, text);
+            let got = super::outline(lang, text, &lexed.tokens).imports;
+            let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
+            assert_eq!(got, facts.imports, "the outline differs from the facts");
+            got.into_iter().map(|s| s.into_owned()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            imports(
+                Lang::Java,
+                "package p;\nimport java.util.*;\nimport static x.Y.z;\nimport a . b;\nclass A {}\n"
+            ),
+            ["java.util.*", "x.Y.z", "a.b"]
+        );
+        assert_eq!(
+            imports(
+                Lang::Kotlin,
+                "package p\nimport x.y.Z as W\nimport a.b.*\nimport `c`.d\nclass A\n"
+            ),
+            ["x.y.Z as W", "a.b.*", "c.d"]
+        );
+        assert_eq!(
+            imports(
+                Lang::Rust,
+                "use std::{collections::HashMap, sync::{self, Arc}};\npub(crate) use crate::a::b as c;\n\
+                 use tokio_stream::{self as stream, StreamExt};\nuse ::serde::Deserialize;\n\
+                 use super::*;\nextern crate foo;\nfn f() { use z::w; }\n"
+            ),
+            [
+                "std::collections::HashMap",
+                "std::sync",
+                "std::sync::Arc",
+                "crate::a::b",
+                "tokio_stream::self",
+                "tokio_stream::StreamExt",
+                "::serde::Deserialize",
+                "super::*",
+                "foo",
+                "z::w",
+            ]
+        );
     }
 
     fn decl(name: &str, arity: usize, owner: Option<&str>, body: bool) -> Decl {

@@ -71,8 +71,9 @@ fn check(dirs: &[PathBuf]) -> (usize, usize, Vec<String>) {
     (files, fns, differ)
 }
 
-/// Files under `dirs` whose outlined types (with their supertypes and fields) or file-level
-/// bindings differ from the facts', with the first difference: (files, types, differences).
+/// Files under `dirs` whose outlined types (with their supertypes and fields), file-level
+/// bindings or imports differ from the facts', with the first difference: (files, types,
+/// differences).
 fn check_types(dirs: &[PathBuf]) -> (usize, usize, Vec<String>) {
     let (mut types, mut differ) = (0, Vec::new());
     let files = common::each_parsed(dirs, |path, lang, text, facts| {
@@ -87,6 +88,13 @@ fn check_types(dirs: &[PathBuf]) -> (usize, usize, Vec<String>) {
                 "{}: file-level bindings {globals:?} in the facts, {:?} in the outline",
                 path.display(),
                 outlined.globals
+            ));
+        } else if want == got && facts.imports != outlined.imports {
+            differ.push(format!(
+                "{}: imports {:?} in the facts, {:?} in the outline",
+                path.display(),
+                facts.imports,
+                outlined.imports
             ));
         }
         if want != got {
