@@ -26,7 +26,8 @@ pub struct Lexed<'a> {
     pub types: Vec<&'a str>,
     /// The code's tokens in order, for the declaration outline ([`crate::outline`]):
     /// identifiers, the punctuation declarations are made of, a string literal as one `"`
-    /// token and a number as one `0` token; nothing inside string literals.
+    /// token spanning the whole literal (a Rust raw string from its `r`) and a number as one
+    /// `0` token; nothing inside string literals.
     pub tokens: Vec<Tok>,
 }
 
@@ -158,7 +159,7 @@ impl<'a> Lexer<'a> {
             match c {
                 b'/' if self.at(1) == b'/' => self.line_comment(),
                 b'/' if self.at(1) == b'*' => self.block_comment(),
-                b'"' => self.string(1),
+                b'"' => self.string(1, self.i),
                 b'$' if self.lang == Lang::Kotlin && self.dollar_string() => {}
                 b'\'' => self.quote(),
                 b'`' if self.lang == Lang::Kotlin => self.backtick(),
@@ -282,15 +283,32 @@ impl<'a> Lexer<'a> {
 
     /// A `"` string, or a triple-quoted text block (Java) / raw string (Kotlin). In Kotlin a
     /// template takes `dollars` dollar signs (in `$$"..$${x}.."`, two).
-    fn string(&mut self, dollars: usize) {
+    /// A string literal at the current byte (a Kotlin multi-dollar string's `$`s start at
+    /// `start`).
+    fn string(&mut self, dollars: usize, start: usize) {
         if self.lang != Lang::Rust && self.starts("\"\"\"") {
             self.i += 3;
             let raw = self.lang == Lang::Kotlin;
             self.string_body(b"\"\"\"", !raw, dollars);
+        } else {
+            self.i += 1;
+            self.string_body(b"\"", true, dollars);
+        }
+        self.literal_token(start);
+    }
+
+    /// The `"` token of the literal that started at `start` (its quote, or a Rust raw
+    /// string's `r`) spans the whole literal.
+    fn literal_token(&mut self, start: usize) {
+        if self.quiet > 0 {
             return;
         }
-        self.i += 1;
-        self.string_body(b"\"", true, dollars);
+        // (An escape at the very end, `"\`, steps past the text.)
+        let end = self.i.min(self.b.len());
+        match self.out.tokens.last_mut() {
+            Some(t) if t.kind == b'"' && t.start as usize == start => t.end = end as u32,
+            _ => self.token(b'"', start, end),
+        }
     }
 
     /// A Kotlin multi-dollar string (`$$"..."`) at the current byte.
@@ -302,8 +320,9 @@ impl<'a> Lexer<'a> {
         if self.at(k) != b'"' {
             return false;
         }
+        let start = self.i;
         self.i += k;
-        self.string(k);
+        self.string(k, start);
         true
     }
 
@@ -424,10 +443,12 @@ impl<'a> Lexer<'a> {
             j += 1;
         }
         if self.at(j) == b'"' {
+            let start = self.i;
             self.i += j + 1;
             let mut close = vec![b'"'];
             close.extend(std::iter::repeat_n(b'#', hashes));
             self.string_body(&close, false, 1);
+            self.literal_token(start);
             return true;
         }
         if hashes == 1 && k == 0 && ident_start(self.at(j)) {
@@ -482,6 +503,26 @@ mod tests {
         );
         assert_eq!(dollars.idents, ["parent", "full", "endsWith"]);
         assert_eq!(dollars.strings, ["", "", " ${x} $y", "}"]);
+    }
+
+    #[test]
+    fn a_string_token_spans_its_literal_and_stays_in_the_text() {
+        for lang in [Lang::Java, Lang::Kotlin, Lang::Rust] {
+            let text = "x = \"a\\\"b\";";
+            let l = lex(lang, text);
+            let s = l.tokens.iter().find(|t| t.kind == b'"').unwrap();
+            assert_eq!(&text[s.start as usize..s.end as usize], "\"a\\\"b\"");
+            // Found by fuzzing: an escape at the very end.
+            let l = lex(lang, "\"\\");
+            assert!(
+                l.tokens.iter().all(|t| t.start <= t.end && t.end <= 2),
+                "{lang:?}"
+            );
+        }
+        let raw = "let k = r#\"a\"b\"#;";
+        let l = lex(Lang::Rust, raw);
+        let s = l.tokens.iter().find(|t| t.kind == b'"').unwrap();
+        assert_eq!(&raw[s.start as usize..s.end as usize], "r#\"a\"b\"#");
     }
 
     #[test]

@@ -140,14 +140,33 @@ pub struct FieldDecl<'a> {
     pub ty: Option<std::borrow::Cow<'a, str>>,
     /// Whether it is initialised where it is declared.
     pub has_init: bool,
+    /// What the project index files under its name, when its initialiser is a string or
+    /// another constant.
+    pub constant: Option<Constant<'a>>,
+}
+
+/// A constant's initialiser as the project index reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Constant<'a> {
+    /// A string literal (decoded), or one wrapped in a call of
+    /// [`crate::project::CONST_WRAPPERS`] (`HeaderName::from_static("k")`).
+    Str(std::borrow::Cow<'a, str>),
+    /// Another constant's simple name (`A = B`, `A = Headers.B`, `A = from_static(B)`).
+    Alias(std::borrow::Cow<'a, str>),
 }
 
 impl<'a> FieldDecl<'a> {
     fn of(b: &'a crate::facts::Binding) -> Self {
+        let init = b.init.as_ref();
         FieldDecl {
             name: b.name.as_str().into(),
             ty: b.ty.as_deref().map(Into::into),
-            has_init: b.init.is_some(),
+            has_init: init.is_some(),
+            constant: init.and_then(|e| {
+                crate::project::const_str_syntactic(e)
+                    .map(|s| Constant::Str(s.into()))
+                    .or_else(|| crate::project::const_alias(e).map(|a| Constant::Alias(a.into())))
+            }),
         }
     }
 }
@@ -504,6 +523,7 @@ impl<'a> Outline<'a, '_> {
                 name: name.into(),
                 ty: Some(enum_name.into()),
                 has_init: self.lang == Lang::Java || args,
+                constant: None,
             });
             if self.kind(j) != b',' {
                 return j;
@@ -553,6 +573,7 @@ impl<'a> Outline<'a, '_> {
                     name: self.word(n).unwrap_or("").into(),
                     ty: self.java_type(start, n - 1),
                     has_init: false,
+                    constant: None,
                 };
                 self.types[t].fields.push(field);
             }
@@ -587,12 +608,13 @@ impl<'a> Outline<'a, '_> {
         let start = j;
         let mut fields: Vec<FieldDecl<'a>> = Vec::new();
         let mut ty: Option<std::borrow::Cow<'a, str>> = None;
-        let (mut name, mut init) = (None::<usize>, false);
+        let (mut name, mut init) = (None::<usize>, None::<usize>);
         while j < self.toks.len() {
+            let init_seen = init.is_some();
             match self.kind(j) {
-                b'(' if !init => return,
-                b'{' if !init => return,
-                b'<' if !init => {
+                b'(' if !init_seen => return,
+                b'{' if !init_seen => return,
+                b'<' if !init_seen => {
                     j = self.group(j).0;
                     continue;
                 }
@@ -605,8 +627,8 @@ impl<'a> Outline<'a, '_> {
                     j = self.group(j).0;
                     continue;
                 }
-                b'=' => init = true,
-                b'a' if !init => name = Some(j),
+                b'=' => init = Some(j + 1),
+                b'a' if !init_seen => name = Some(j),
                 b',' | b';' => {
                     let Some(n) = name else { return };
                     if fields.is_empty() {
@@ -616,15 +638,17 @@ impl<'a> Outline<'a, '_> {
                             None
                         };
                     }
+                    let end = j;
                     fields.push(FieldDecl {
                         name: self.word(n).unwrap_or("").into(),
                         ty: ty.clone(),
-                        has_init: init,
+                        has_init: init.is_some(),
+                        constant: init.and_then(|at| self.constant_at(at, |k| k == end)),
                     });
                     if self.kind(j) == b';' {
                         break;
                     }
-                    (name, init) = (None, false);
+                    (name, init) = (None, None);
                 }
                 b'}' => return,
                 _ => {}
@@ -888,6 +912,7 @@ impl<'a> Outline<'a, '_> {
                     name: k.to_string().into(),
                     ty: self.rust_type(a, b),
                     has_init: false,
+                    constant: None,
                 });
             }
         } else if let Some(open) = self.body_brace(j) {
@@ -902,10 +927,14 @@ impl<'a> Outline<'a, '_> {
                 } else {
                     continue;
                 };
+                let constant = has_init
+                    .then(|| self.constant_at(a + 2, |k| k == b))
+                    .flatten();
                 fields.push(FieldDecl {
                     name: name.into(),
                     ty,
                     has_init,
+                    constant,
                 });
             }
         }
@@ -932,10 +961,14 @@ impl<'a> Outline<'a, '_> {
                 _ => k += 1,
             }
         }
+        let has_init = self.kind(k) == b'=';
         let field = FieldDecl {
             name: name.into(),
             ty: self.rust_type(start, k),
-            has_init: self.kind(k) == b'=',
+            has_init,
+            constant: has_init
+                .then(|| self.constant_at(k + 1, |e| self.kind(e) == b';'))
+                .flatten(),
         };
         match self.frames.split_last() {
             Some((Frame::Type(_, t), outer))
@@ -1050,6 +1083,10 @@ impl<'a> Outline<'a, '_> {
         if self.kind(i + 1) == b'(' {
             let end = self.group(i + 1).0;
             let has_init = self.kind(end) == b'=';
+            // (Each name holds the whole initialiser.)
+            let constant = has_init
+                .then(|| self.constant_at(end + 1, |k| self.kotlin_init_ends(k)))
+                .flatten();
             for (a, b) in self.items(i + 1) {
                 let Some(name) = self.word(a) else { continue };
                 let ty = if self.kind(a + 1) == b':' && a + 2 < b {
@@ -1061,6 +1098,7 @@ impl<'a> Outline<'a, '_> {
                     name: name.trim_matches('`').into(),
                     ty,
                     has_init,
+                    constant: constant.clone(),
                 };
                 self.add_field(to, field);
             }
@@ -1078,6 +1116,10 @@ impl<'a> Outline<'a, '_> {
             name: name.trim_matches('`').into(),
             ty,
             has_init: self.kind(k) == b'=' || self.is(k, "by"),
+            // (A delegate, `by X.y`, is the initialiser too.)
+            constant: (self.kind(k) == b'=' || self.is(k, "by"))
+                .then(|| self.constant_at(k + 1, |e| self.kotlin_init_ends(e)))
+                .flatten(),
         };
         self.add_field(to, field);
     }
@@ -1109,13 +1151,133 @@ impl<'a> Outline<'a, '_> {
             if self.kind(k) == b':' {
                 (k, ty) = self.kotlin_type(k + 1, true);
             }
+            let has_init = k < b && self.kind(k) == b'=';
             let field = FieldDecl {
                 name: name.trim_matches('`').into(),
                 ty,
-                has_init: k < b && self.kind(k) == b'=',
+                has_init,
+                constant: has_init
+                    .then(|| self.constant_at(k + 1, |e| e == b))
+                    .flatten(),
             };
             self.types[t].fields.push(field);
         }
+    }
+
+    /// The constant an initialiser starting at token `j` holds, if it is exactly one (a
+    /// string, a constant's name, or one of them wrapped in a constant-building call) and
+    /// the initialiser ends where `ends` says.
+    fn constant_at(&self, j: usize, ends: impl Fn(usize) -> bool) -> Option<Constant<'a>> {
+        // Nothing the lexer leaves out (a character literal, an operator) may stand before it.
+        let gap = self
+            .text
+            .get(self.toks.get(j.checked_sub(1)?)?.end as usize..self.toks.get(j)?.start as usize)?
+            .trim();
+        if !(gap.is_empty() || gap.starts_with("//") || gap.starts_with("/*")) {
+            return None;
+        }
+        let (c, next) = self.constant_expr(j, 0)?;
+        ends(next).then_some(c)
+    }
+
+    fn constant_expr(&self, j: usize, depth: usize) -> Option<(Constant<'a>, usize)> {
+        if depth > 8 {
+            return None;
+        }
+        // A chain (`a.b`, `X.y().z`, `5.seconds`, `HeaderName::from_static(..)`) from a
+        // primary: the facts file a field access under its name, a plain string as itself,
+        // and a constant-building call under its one argument's constant.
+        let mut k = j;
+        let primary = match self.kind(k) {
+            b'"' => Some(Constant::Str(self.string_value(k)?.into())),
+            b'0' => None,
+            b'a' if self.lang == Lang::Java && self.is(k, "new") => return None,
+            b'a' => {
+                let w = self.word(k)?;
+                let literal = match self.lang {
+                    Lang::Java | Lang::Kotlin => matches!(w, "true" | "false" | "null"),
+                    Lang::Rust => matches!(w, "true" | "false"),
+                };
+                (!literal).then(|| Constant::Alias(w.into()))
+            }
+            _ => return None,
+        };
+        let mut last = self.word(k);
+        k += 1;
+        let mut steps = 0;
+        let mut call: Option<usize> = None;
+        loop {
+            // (`::` is a path only in Rust; in Java and Kotlin a method reference.)
+            let sep = match self.kind(k) {
+                b'.' => 1,
+                b':' if self.lang == Lang::Rust && self.kind(k + 1) == b':' => 2,
+                _ => 0,
+            };
+            if sep > 0 && self.word(k + sep).is_some() {
+                last = self.word(k + sep);
+                call = None;
+                k += sep + 1;
+            } else if self.kind(k) == b'(' && last.is_some() && call.is_none() {
+                call = Some(k);
+                k = self.group(k).0;
+            } else {
+                break;
+            }
+            steps += 1;
+        }
+        if let Some(open) = call {
+            if !last.is_some_and(|l| crate::project::CONST_WRAPPERS.contains(&l)) {
+                return None;
+            }
+            let (end, n) = self.group(open);
+            if n != 1 {
+                return None;
+            }
+            let (inner, after) = self.constant_expr(open + 1, depth + 1)?;
+            return (after + 1 == end).then_some((inner, end));
+        }
+        if steps == 0 {
+            return Some((primary?, k));
+        }
+        Some((Constant::Alias(last?.into()), k))
+    }
+
+    /// The value of the string literal token at `j`, as the front end decodes it; `None` for
+    /// a Kotlin template (`"$a"`), which is not a constant.
+    fn string_value(&self, j: usize) -> Option<String> {
+        let t = self.toks.get(j)?;
+        let text = self.text.get(t.start as usize..t.end as usize)?;
+        match self.lang {
+            Lang::Java => Some(crate::lang::java::string_content(text)),
+            Lang::Rust => Some(crate::lang::rust::decode_str(text)),
+            Lang::Kotlin => kotlin_string(text),
+        }
+    }
+
+    /// Kotlin: whether the token at `k` ends a property's initialiser (the next declaration,
+    /// an accessor, or the end of the body).
+    fn kotlin_init_ends(&self, k: usize) -> bool {
+        if k >= self.toks.len() || matches!(self.kind(k), b'}' | b';' | b'@') {
+            return true;
+        }
+        if self
+            .word(k)
+            .is_some_and(|w| is_kotlin_decl_start(w) || matches!(w, "get" | "set" | "typealias"))
+        {
+            return true;
+        }
+        // A name on the next line starts a new statement (an operator between would be a
+        // continuation, and the lexer keeps no `+`: so only white space and comments may
+        // stand between).
+        let gap = self
+            .toks
+            .get(k.wrapping_sub(1))
+            .and_then(|p| self.text.get(p.end as usize..self.toks[k].start as usize))
+            .unwrap_or("");
+        let rest = gap.trim();
+        self.kind(k) == b'a'
+            && gap.contains('\n')
+            && (rest.is_empty() || rest.starts_with("//") || rest.starts_with("/*"))
     }
 
     /// Kotlin: the text of tokens `a..b` as the front end writes a type it does not name by
@@ -1975,6 +2137,53 @@ fn closer(open: u8) -> u8 {
     }
 }
 
+/// A Kotlin string literal's value: escapes decoded in an ordinary string, none in a raw one;
+/// `None` when it has a template (`$name`, `${..}`).
+fn kotlin_string(text: &str) -> Option<String> {
+    // A multi-dollar string (`$$"$ref"`): only as many `$` as it starts with open a template.
+    let dollars = text.len() - text.trim_start_matches('$').len();
+    let text = &text[dollars..];
+    let need = dollars.max(1) - 1;
+    let template = |rest: &str| {
+        let run = rest.len() - rest.trim_start_matches('$').len();
+        let rest = &rest[run..];
+        run == need
+            && (rest.starts_with('{')
+                || rest.starts_with(|c: char| c.is_alphabetic() || c == '_' || c == '`'))
+    };
+    if let Some(body) = text.strip_prefix("\"\"\"") {
+        let body = body.strip_suffix("\"\"\"").unwrap_or(body);
+        let held = body
+            .match_indices('$')
+            .any(|(i, _)| template(&body[i + 1..]));
+        return (!held).then(|| body.to_string());
+    }
+    let body = text.strip_prefix('"').unwrap_or(text);
+    let body = body.strip_suffix('"').unwrap_or(body);
+    let mut out = String::with_capacity(body.len());
+    let mut i = 0;
+    while let Some(c) = body[i..].chars().next() {
+        match c {
+            // (A `\\uXXXX` escape is not an escape token to the grammar: it stays as written.)
+            '\\' => {
+                let esc = body.get(i..(i + 2).min(body.len())).unwrap_or(&body[i..]);
+                if esc == "\\u" {
+                    out.push_str(esc);
+                } else {
+                    crate::lang::kotlin::unescape(esc, &mut out);
+                }
+                i += esc.len().max(1);
+            }
+            '$' if template(&body[i + 1..]) => return None,
+            _ => {
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    Some(out)
+}
+
 /// A modifier of a Java member.
 fn is_java_modifier(w: &str) -> bool {
     matches!(
@@ -2329,6 +2538,70 @@ mod tests {
             ]
         );
         assert_eq!(globals, v(&["K:str=", "V:str=", "M:u8="]));
+    }
+
+    #[test]
+    fn constants_as_the_index_reads_them() {
+        let constants = |lang: Lang, text: &str| {
+            let lexed = crate::lex::lex(lang, text);
+            let got = super::outline(lang, text, &lexed.tokens);
+            let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
+            assert!(facts.syntax_errors.is_empty(), "{text}");
+            assert_eq!(
+                got.types,
+                types_of_facts(&facts),
+                "the outline differs from the facts"
+            );
+            assert_eq!(
+                got.globals,
+                globals_of_facts(&facts),
+                "file-level bindings differ"
+            );
+            got.types
+                .iter()
+                .flat_map(|t| t.fields.iter())
+                .chain(got.globals.iter())
+                .map(|f| match &f.constant {
+                    Some(Constant::Str(s)) => format!("{}=\"{s}\"", f.name),
+                    Some(Constant::Alias(a)) => format!("{}={a}", f.name),
+                    None => format!("{}", f.name),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            constants(
+                Lang::Java,
+                "class A {\n static final String K = \"k\\t\", L = K;\n\
+                 String H = HeaderName.of(\"x\");\n String F = Headers.KEY;\n\
+                 String N = Foo.bar();\n String S = \"a\" + \"b\";\n char C = 'c';\n}\n"
+            ),
+            ["K=\"k\t\"", "L=K", "H=\"x\"", "F=KEY", "N", "S", "C"]
+        );
+        assert_eq!(
+            constants(
+                Lang::Kotlin,
+                "class A {\n val k = \"a\\tb\"\n val t = \"$k!\"\n val d by Headers.Location\n\
+                 val r = $$\"$ref\"\n val n: String? = null\n val s = 5.seconds\n}\n\
+                 const val TOP = \"top\"\n"
+            ),
+            [
+                "k=\"a\tb\"",
+                "t",
+                "d=Location",
+                "r=\"$ref\"",
+                "n",
+                "s=seconds",
+                "TOP=\"top\""
+            ]
+        );
+        assert_eq!(
+            constants(
+                Lang::Rust,
+                "const K: &str = r#\"raw\"#;\nconst H: HeaderName = HeaderName::from_static(\"idem\");\n\
+                 const A: &str = crate::K;\nconst B: u8 = 1;\n"
+            ),
+            ["K=\"raw\"", "H=\"idem\"", "A=K", "B"]
+        );
     }
 
     #[test]

@@ -952,15 +952,15 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
 }
 
 /// The constant another constant is initialised from: `B`, `Headers.B`, `from_static(B)`.
-fn const_alias(e: &Expr) -> Option<String> {
+/// Calls that build a constant from one argument (`HeaderName::from_static("k")`, `Set.of(K)`):
+/// the constant is that argument's.
+pub(crate) const CONST_WRAPPERS: &[&str] = &["from_static", "from_str", "HeaderName", "of"];
+
+pub(crate) fn const_alias(e: &Expr) -> Option<String> {
     match &e.kind {
         ExprKind::Name(n) | ExprKind::Field { name: n, .. } => Some(n.to_string()),
         ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
-            if args.len() == 1
-                && matches!(
-                    simple_name(name),
-                    "from_static" | "from_str" | "HeaderName" | "of"
-                ) =>
+            if args.len() == 1 && CONST_WRAPPERS.contains(&simple_name(name)) =>
         {
             const_alias(&args[0].value)
         }
@@ -970,15 +970,11 @@ fn const_alias(e: &Expr) -> Option<String> {
 
 /// The string a constant initialiser holds: a literal, or a header name built from one
 /// (`HeaderName::from_static("idempotency-key")`).
-fn const_str_syntactic(e: &Expr) -> Option<String> {
+pub(crate) fn const_str_syntactic(e: &Expr) -> Option<String> {
     match &e.kind {
         ExprKind::Str(s) => Some(s.to_string()),
         ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
-            if args.len() == 1
-                && matches!(
-                    simple_name(name),
-                    "from_static" | "from_str" | "HeaderName" | "of"
-                ) =>
+            if args.len() == 1 && CONST_WRAPPERS.contains(&simple_name(name)) =>
         {
             const_str_syntactic(&args[0].value)
         }

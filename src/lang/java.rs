@@ -377,7 +377,7 @@ fn text_block(inner: &str) -> String {
 }
 
 /// Content of a string literal or text block as written (with delimiters).
-fn string_content(raw: &str) -> String {
+pub(crate) fn string_content(raw: &str) -> String {
     if let Some(inner) = raw.strip_prefix("\"\"\"") {
         let inner = inner.strip_suffix("\"\"\"").unwrap_or(inner);
         return text_block(inner);

@@ -99,7 +99,7 @@ fn empty(sp: Span) -> Expr {
 }
 
 /// Decodes one `escape_sequence` token (`\n`, `\"`, `\u00e9`, ...); unknown ones stay as written.
-fn unescape(s: &str, out: &mut String) {
+pub(crate) fn unescape(s: &str, out: &mut String) {
     let c = match s.get(1..) {
         Some("n") => '\n',
         Some("t") => '\t',
