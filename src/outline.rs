@@ -2291,17 +2291,31 @@ mod tests {
     }
 
     /// The outlined types of `text` as (name, kind, parent), checked against its facts in order.
-    fn types(lang: Lang, text: &str) -> Vec<(Option<String>, TypeKind, Option<usize>)> {
+    /// The outline of `text`, checked against the facts of its parse: its types (with their
+    /// supertypes, fields and constants), file-level bindings and imports, in order.
+    fn checked(lang: Lang, text: &str) -> Outlined<'_> {
         let lexed = crate::lex::lex(lang, text);
-        let got = super::outline(lang, text, &lexed.tokens).types;
+        let got = super::outline(lang, text, &lexed.tokens);
         let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
         assert!(facts.syntax_errors.is_empty(), "{text}");
         assert_eq!(
-            got,
+            got.types,
             types_of_facts(&facts),
             "the outline differs from the facts"
         );
-        got.into_iter()
+        assert_eq!(
+            got.globals,
+            globals_of_facts(&facts),
+            "file-level bindings differ"
+        );
+        assert_eq!(got.imports, facts.imports, "imports differ");
+        got
+    }
+
+    fn types(lang: Lang, text: &str) -> Vec<(Option<String>, TypeKind, Option<usize>)> {
+        checked(lang, text)
+            .types
+            .into_iter()
             .map(|t| (t.name.map(str::to_string), t.kind, t.parent))
             .collect()
     }
@@ -2375,16 +2389,9 @@ mod tests {
 
     /// The supertypes of each outlined type of `text`, checked against its facts.
     fn supertypes(lang: Lang, text: &str) -> Vec<Vec<String>> {
-        let lexed = crate::lex::lex(lang, text);
-        let got = super::outline(lang, text, &lexed.tokens).types;
-        let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
-        assert!(facts.syntax_errors.is_empty(), "{text}");
-        assert_eq!(
-            got,
-            types_of_facts(&facts),
-            "the outline differs from the facts"
-        );
-        got.into_iter()
+        checked(lang, text)
+            .types
+            .into_iter()
             .map(|t| t.supertypes.into_iter().map(|s| s.into_owned()).collect())
             .collect()
     }
@@ -2437,20 +2444,7 @@ mod tests {
     /// Each outlined type's fields and the file-level bindings of `text` as
     /// `name:type=` strings (`=` when initialised), checked against its facts.
     fn fields(lang: Lang, text: &str) -> (Vec<Vec<String>>, Vec<String>) {
-        let lexed = crate::lex::lex(lang, text);
-        let got = super::outline(lang, text, &lexed.tokens);
-        let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
-        assert!(facts.syntax_errors.is_empty(), "{text}");
-        assert_eq!(
-            got.types,
-            types_of_facts(&facts),
-            "the outline differs from the facts"
-        );
-        assert_eq!(
-            got.globals,
-            globals_of_facts(&facts),
-            "file-level bindings differ"
-        );
+        let got = checked(lang, text);
         let show = |f: &FieldDecl| {
             let init = if f.has_init { "=" } else { "" };
             format!("{}:{}{init}", f.name, f.ty.as_deref().unwrap_or(""))
@@ -2543,20 +2537,7 @@ mod tests {
     #[test]
     fn constants_as_the_index_reads_them() {
         let constants = |lang: Lang, text: &str| {
-            let lexed = crate::lex::lex(lang, text);
-            let got = super::outline(lang, text, &lexed.tokens);
-            let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
-            assert!(facts.syntax_errors.is_empty(), "{text}");
-            assert_eq!(
-                got.types,
-                types_of_facts(&facts),
-                "the outline differs from the facts"
-            );
-            assert_eq!(
-                got.globals,
-                globals_of_facts(&facts),
-                "file-level bindings differ"
-            );
+            let got = checked(lang, text);
             got.types
                 .iter()
                 .flat_map(|t| t.fields.iter())
@@ -2607,10 +2588,7 @@ mod tests {
     #[test]
     fn imports_as_the_facts_write_them() {
         let imports = |lang: Lang, text: &str| {
-            let lexed = crate::lex::lex(lang, text);
-            let got = super::outline(lang, text, &lexed.tokens).imports;
-            let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
-            assert_eq!(got, facts.imports, "the outline differs from the facts");
+            let got = checked(lang, text).imports;
             got.into_iter().map(|s| s.into_owned()).collect::<Vec<_>>()
         };
         assert_eq!(
