@@ -26,8 +26,8 @@ pub struct Lexed<'a> {
     pub types: Vec<&'a str>,
     /// The code's tokens in order, for the declaration outline ([`crate::outline`]):
     /// identifiers, the punctuation declarations are made of, a string literal as one `"`
-    /// token spanning the whole literal (a Rust raw string from its `r`) and a number as one
-    /// `0` token; nothing inside string literals.
+    /// token spanning the whole literal (a Rust raw string from its `r`), a character literal
+    /// as one `'` token and a number as one `0` token; nothing inside string literals.
     pub tokens: Vec<Tok>,
 }
 
@@ -400,18 +400,20 @@ impl<'a> Lexer<'a> {
                 return;
             }
         }
+        let start = self.i;
         self.i += 1;
         while self.i < self.b.len() {
             match self.b[self.i] {
                 b'\\' => self.i += 2,
                 b'\'' => {
                     self.i += 1;
-                    return;
+                    break;
                 }
-                b'\n' => return,
+                b'\n' => break,
                 _ => self.i += 1,
             }
         }
+        self.token(b'\'', start, self.i.min(self.b.len()));
     }
 
     /// A Kotlin backtick name: `` `when` ``, `` `a test name` ``.

@@ -1190,7 +1190,7 @@ impl<'a> Outline<'a, '_> {
         let mut k = j;
         let primary = match self.kind(k) {
             b'"' => Some(Constant::Str(self.string_value(k)?.into())),
-            b'0' => None,
+            b'0' | b'\'' => None,
             b'a' if self.lang == Lang::Java && self.is(k, "new") => return None,
             b'a' => {
                 let w = self.word(k)?;
@@ -2562,8 +2562,8 @@ mod tests {
             constants(
                 Lang::Kotlin,
                 "class A {\n val k = \"a\\tb\"\n val t = \"$k!\"\n val d by Headers.Location\n\
-                 val r = $$\"$ref\"\n val n: String? = null\n val s = 5.seconds\n}\n\
-                 const val TOP = \"top\"\n"
+                 val r = $$\"$ref\"\n val n: String? = null\n val s = 5.seconds\n\
+                 val c = '['.code\n val q = 'q'\n}\nconst val TOP = \"top\"\n"
             ),
             [
                 "k=\"a\tb\"",
@@ -2572,6 +2572,8 @@ mod tests {
                 "r=\"$ref\"",
                 "n",
                 "s=seconds",
+                "c=code",
+                "q",
                 "TOP=\"top\""
             ]
         );
