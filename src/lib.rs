@@ -11,8 +11,11 @@ pub mod catalog;
 pub mod catalog_ext;
 pub mod config;
 pub mod config_values;
+pub mod conform;
+pub mod constants;
 pub mod context;
 pub mod coord;
+pub mod decls;
 pub mod diff;
 pub mod discover;
 pub mod facts;
@@ -571,6 +574,7 @@ fn too_big(c: &discover::Candidate, len: u64) -> (Unit, Vec<Notice>) {
         SourceFile::new(c.path.clone(), String::new()),
         c.lang,
         facts::FileFacts::default(),
+        decls::Decls::default(),
         c.is_test,
     );
     (unit, vec![notice])
@@ -618,7 +622,8 @@ fn parse_unit(
 ) -> (Unit, Vec<Notice>) {
     let mut notices = Vec::new();
     let src = SourceFile::new(path, text);
-    let facts = match lang::parse_and_lower(lang, &src.text) {
+    let (parsed, decls) = decls::parse(lang, &src.text);
+    let facts = match parsed {
         Some(parsed) => {
             if parsed.has_errors {
                 let line = parsed
@@ -665,7 +670,7 @@ fn parse_unit(
             facts::FileFacts::default()
         }
     };
-    (Unit::new(src, lang, facts, is_test), notices)
+    (Unit::new(src, lang, facts, decls, is_test), notices)
 }
 
 fn finish(

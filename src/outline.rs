@@ -30,6 +30,8 @@ pub struct FnDecl<'a> {
     pub arity: usize,
     /// The simple name of the type it is a member of.
     pub owner: Option<&'a str>,
+    /// That type's index in [`Outlined::types`] (the facts' `TypeId`).
+    pub owner_type: Option<usize>,
     pub has_body: bool,
 }
 
@@ -48,6 +50,7 @@ pub fn of_facts(facts: &crate::facts::FileFacts) -> Vec<FnDecl<'_>> {
                     .owner
                     .and_then(|t| facts.types[t].name.as_deref())
                     .map(crate::facts::simple_name),
+                owner_type: f.owner,
                 has_body: f.has_body,
             })
         })
@@ -149,7 +152,7 @@ pub struct FieldDecl<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Constant<'a> {
     /// A string literal (decoded), or one wrapped in a call of
-    /// [`crate::project::CONST_WRAPPERS`] (`HeaderName::from_static("k")`).
+    /// [`crate::constants::CONST_WRAPPERS`] (`HeaderName::from_static("k")`).
     Str(std::borrow::Cow<'a, str>),
     /// Another constant's simple name (`A = B`, `A = Headers.B`, `A = from_static(B)`).
     Alias(std::borrow::Cow<'a, str>),
@@ -163,9 +166,9 @@ impl<'a> FieldDecl<'a> {
             ty: b.ty.as_deref().map(Into::into),
             has_init: init.is_some(),
             constant: init.and_then(|e| {
-                crate::project::const_str_syntactic(e)
+                crate::constants::const_str_syntactic(e)
                     .map(|s| Constant::Str(s.into()))
-                    .or_else(|| crate::project::const_alias(e).map(|a| Constant::Alias(a.into())))
+                    .or_else(|| crate::constants::const_alias(e).map(|a| Constant::Alias(a.into())))
             }),
         }
     }
@@ -241,8 +244,14 @@ impl<'a> Outline<'a, '_> {
 
     /// The owner a function declared here has: the type whose body this is.
     fn owner(&self) -> Option<&'a str> {
+        self.owner_type().and_then(|(n, _)| n)
+    }
+
+    /// The owner's name (none for an anonymous class) and index in [`Outlined::types`].
+    fn owner_type(&self) -> Option<(Option<&'a str>, usize)> {
         match self.frames.last() {
-            Some(Frame::Type(n, _) | Frame::Enum(n, ..)) => Some(n),
+            Some(Frame::Type(n, t) | Frame::Enum(n, t, _)) => Some((Some(n), *t)),
+            Some(Frame::Anon(t)) => Some((None, *t)),
             _ => None,
         }
     }
@@ -381,11 +390,12 @@ impl<'a> Outline<'a, '_> {
     }
 
     fn push(&mut self, name: impl Into<std::borrow::Cow<'a, str>>, arity: usize, has_body: bool) {
-        let owner = self.owner();
+        let owner = self.owner_type();
         self.out.push(FnDecl {
             name: name.into(),
             arity,
-            owner,
+            owner: owner.and_then(|o| o.0),
+            owner_type: owner.map(|o| o.1),
             has_body,
         });
     }
@@ -1226,7 +1236,7 @@ impl<'a> Outline<'a, '_> {
             steps += 1;
         }
         if let Some(open) = call {
-            if !last.is_some_and(|l| crate::project::CONST_WRAPPERS.contains(&l)) {
+            if !last.is_some_and(|l| crate::constants::CONST_WRAPPERS.contains(&l)) {
                 return None;
             }
             let (end, n) = self.group(open);
@@ -1740,6 +1750,7 @@ impl<'a> Outline<'a, '_> {
                         name: name.into(),
                         arity,
                         owner: Some(name),
+                        owner_type: o.types.len().checked_sub(1),
                         has_body: true,
                     });
                 };
@@ -1850,6 +1861,7 @@ impl<'a> Outline<'a, '_> {
                         name: name.into(),
                         arity: 0,
                         owner: Some(name),
+                        owner_type: self.types.len().checked_sub(1),
                         has_body: true,
                     });
                     return;
@@ -1861,6 +1873,7 @@ impl<'a> Outline<'a, '_> {
                         name: name.into(),
                         arity: 0,
                         owner: Some(name),
+                        owner_type: self.types.len().checked_sub(1),
                         has_body: true,
                     });
                     return;

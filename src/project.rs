@@ -19,18 +19,39 @@ pub struct Unit {
     pub src: SourceFile,
     pub lang: Lang,
     facts: FileFacts,
+    /// Its declarations, which the index is built from.
+    decls: crate::decls::Decls,
     /// A test source (`src/test/**`, `*Test.java`, `tests/**`), checked with `--include-tests`.
     pub is_test: bool,
 }
 
 impl Unit {
-    pub fn new(src: SourceFile, lang: Lang, facts: FileFacts, is_test: bool) -> Unit {
+    pub fn new(
+        src: SourceFile,
+        lang: Lang,
+        facts: FileFacts,
+        decls: crate::decls::Decls,
+        is_test: bool,
+    ) -> Unit {
         Unit {
             src,
             lang,
             facts,
+            decls,
             is_test,
         }
+    }
+
+    /// Parses `src` (declarations from its outline, facts that agree with them).
+    pub fn parse(src: SourceFile, lang: Lang, is_test: bool) -> Unit {
+        let (parsed, decls) = crate::decls::parse(lang, &src.text);
+        let facts = parsed.map(|p| p.facts).unwrap_or_default();
+        Unit::new(src, lang, facts, decls, is_test)
+    }
+
+    /// What it declares, as the project index files it.
+    pub fn decls(&self) -> &crate::decls::Decls {
+        &self.decls
     }
 
     /// The file's facts.
@@ -120,13 +141,14 @@ impl Project {
                 .map(|(u, unit)| {
                     (
                         registrations_in(unit.facts()),
-                        fns_by_name_in(u, unit.facts()),
+                        fns_by_name_in(u, unit.decls()),
                     )
                 })
                 .unzip()
         };
         for ((u, unit), regs) in units.iter().enumerate().zip(registrations) {
-            index.add_unit(u, unit.facts(), regs, &by_unit[u]);
+            index.add_key_params(unit.facts());
+            index.add_unit(u, unit.decls(), regs, &by_unit[u]);
         }
         index.fns_by_unit = by_unit;
         index.settle_key_params();
@@ -156,13 +178,13 @@ impl Project {
         let mut fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>> =
             HashMap::default();
         for (u, unit) in project.units.iter().enumerate() {
-            for (i, b) in unit.facts().globals.iter().enumerate() {
+            for (i, b) in unit.decls().globals.iter().enumerate() {
                 fields_by_name
                     .entry(b.name.clone())
                     .or_default()
                     .push((u, None, i));
             }
-            for (t, ty) in unit.facts().types.iter().enumerate() {
+            for (t, ty) in unit.decls().types.iter().enumerate() {
                 for (i, b) in ty.fields.iter().enumerate() {
                     fields_by_name
                         .entry(b.name.clone())
@@ -190,7 +212,7 @@ impl Project {
             .collect();
         let mut subtypes: HashMap<String, Vec<String>> = HashMap::default();
         for (u, unit) in project.units.iter().enumerate() {
-            for (t, ty) in unit.facts().types.iter().enumerate() {
+            for (t, ty) in unit.decls().types.iter().enumerate() {
                 let Some(name) = ty.name.as_deref().map(simple_name) else {
                     continue;
                 };
@@ -440,20 +462,25 @@ impl Project {
             .get(name)
             .into_iter()
             .flatten()
-            .map(move |&(u, t, i)| {
-                let f = &self.units[u].facts();
-                let b = match t {
-                    Some(t) => &f.types[t].fields[i],
-                    None => &f.globals[i],
+            .filter_map(move |&(u, t, i)| {
+                let f = self.units[u].facts();
+                let list = match t {
+                    Some(t) => &f.types.get(t)?.fields,
+                    None => &f.globals,
                 };
-                (u, b)
+                // The outline's `i`-th; where the facts list it elsewhere, by name.
+                let b = list
+                    .get(i)
+                    .filter(|b| b.name == name)
+                    .or_else(|| list.iter().find(|b| b.name == name))?;
+                Some((u, b))
             })
     }
 
     /// Does a project type called `type_name` declare a field (or record component) `field`?
     pub fn type_has_field(&self, type_name: &str, field: &str) -> bool {
         self.types_named(type_name).iter().any(|t| {
-            self.units[t.unit].facts().types[t.t]
+            self.units[t.unit].decls().types[t.t]
                 .fields
                 .iter()
                 .any(|b| b.name == field)
@@ -592,7 +619,7 @@ impl Project {
             if !seen.insert(t) || seen.len() > 64 {
                 continue;
             }
-            for written in &self.units[t.unit].facts().types[t.t].supertypes {
+            for written in self.written_supertypes(t) {
                 let s = simple_name(written).to_string();
                 if let Some(defs) = self.index.types_by_name.get(&s) {
                     stack.extend(defs.iter().copied());
@@ -601,6 +628,20 @@ impl Project {
             }
         }
         out
+    }
+
+    /// The supertypes of a type as written: from its declaration, or for a type only the facts
+    /// have (no outline lists it), from the facts.
+    fn written_supertypes(&self, r: TypeRef) -> &[String] {
+        let unit = &self.units[r.unit];
+        match unit.decls().types.get(r.t) {
+            Some(t) => &t.supertypes,
+            None => unit
+                .facts()
+                .types
+                .get(r.t)
+                .map_or(&[], |t| t.supertypes.as_slice()),
+        }
     }
 
     /// The type `f` is written in: its owner, an enclosing function's owner, or (for a lambda
@@ -733,15 +774,8 @@ impl Index {
         }
     }
 
-    /// Files one unit's functions (`by_name`: its named functions, from [`fns_by_name_in`]),
-    /// types, constants and interceptor registrations.
-    fn add_unit(
-        &mut self,
-        u: usize,
-        facts: &FileFacts,
-        registrations: Vec<(String, String)>,
-        by_name: &HashMap<String, Vec<FnRef>>,
-    ) {
+    /// Files the functions of one unit's facts that may take a key parameter.
+    fn add_key_params(&mut self, facts: &FileFacts) {
         for f in &facts.functions {
             let keyish = f.params.iter().any(|p| {
                 crate::catalog::contains_ignore_ascii_case(&p.name, "idem")
@@ -810,16 +844,28 @@ impl Index {
                 self.param_passes.push((name.clone(), passes));
             }
         }
+    }
+
+    /// Files one unit's functions (`by_name`: its named functions, from [`fns_by_name_in`]),
+    /// types and constants (from its declarations), and interceptor registrations.
+    fn add_unit(
+        &mut self,
+        u: usize,
+        decls: &crate::decls::Decls,
+        registrations: Vec<(String, String)>,
+        by_name: &HashMap<String, Vec<FnRef>>,
+    ) {
         for (name, fns) in by_name {
             for &r in fns {
                 push_to(&mut self.fns_by_name, name, r);
-                if let Some(o) = facts.functions[r.f].owner {
-                    let ty = &facts.types[o];
+                if let Some(ty) = decls.functions[r.f].owner.and_then(|o| decls.types.get(o)) {
                     let mut owners: Vec<&str> =
                         ty.name.as_deref().map(simple_name).into_iter().collect();
                     if ty.kind == crate::facts::TypeKind::Object
-                        && let Some(parent) =
-                            ty.parent_type.and_then(|p| facts.types[p].name.as_deref())
+                        && let Some(parent) = ty
+                            .parent
+                            .and_then(|p| decls.types.get(p))
+                            .and_then(|p| p.name.as_deref())
                     {
                         owners.push(simple_name(parent));
                     }
@@ -833,7 +879,7 @@ impl Index {
                 }
             }
         }
-        for (i, t) in facts.types.iter().enumerate() {
+        for (i, t) in decls.types.iter().enumerate() {
             if let Some(name) = &t.name {
                 push_to(
                     &mut self.types_by_name,
@@ -842,11 +888,11 @@ impl Index {
                 );
             }
             for b in &t.fields {
-                self.add_constant(&b.name, b.init.as_ref());
+                self.add_constant(b);
             }
         }
-        for b in &facts.globals {
-            self.add_constant(&b.name, b.init.as_ref());
+        for b in &decls.globals {
+            self.add_constant(b);
         }
         for (ty, call) in registrations {
             let v = self.registrations.entry(ty).or_default();
@@ -856,13 +902,15 @@ impl Index {
         }
     }
 
-    fn add_constant(&mut self, name: &str, init: Option<&Expr>) {
-        let Some(init) = init else { return };
-        if let Some(v) = const_str_syntactic(init) {
-            push_to(&mut self.constants, name, v);
-        } else if let Some(other) = const_alias(init) {
+    fn add_constant(&mut self, b: &crate::decls::DeclField) {
+        use crate::outline::Constant;
+        match &b.constant {
+            Some(Constant::Str(v)) => push_to(&mut self.constants, &b.name, v.to_string()),
             // `IDEMPOTENCY_KEY_NAME = HeaderName::from_static(IDEMPOTENCY_KEY)`
-            push_to(&mut self.const_aliases, name, other);
+            Some(Constant::Alias(other)) => {
+                push_to(&mut self.const_aliases, &b.name, other.to_string())
+            }
+            None => {}
         }
     }
 }
@@ -877,15 +925,13 @@ fn push_to<T>(map: &mut HashMap<String, Vec<T>>, key: &str, v: T) {
     }
 }
 
-/// The named (non-lambda) functions of one file by name, in order.
-fn fns_by_name_in(u: usize, facts: &FileFacts) -> HashMap<String, Vec<FnRef>> {
+/// The declared (named, non-lambda) functions of one file by name, in order.
+fn fns_by_name_in(u: usize, decls: &crate::decls::Decls) -> HashMap<String, Vec<FnRef>> {
     let mut m: HashMap<String, Vec<FnRef>> = HashMap::default();
-    for (i, f) in facts.functions.iter().enumerate() {
-        if let (Some(name), false) = (&f.name, f.kind == crate::facts::FnKind::Lambda) {
-            m.entry(name.clone())
-                .or_default()
-                .push(FnRef { unit: u, f: i });
-        }
+    for (i, f) in decls.functions.iter().enumerate() {
+        m.entry(f.name.clone())
+            .or_default()
+            .push(FnRef { unit: u, f: i });
     }
     m
 }
@@ -951,36 +997,7 @@ fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
     out
 }
 
-/// The constant another constant is initialised from: `B`, `Headers.B`, `from_static(B)`.
-/// Calls that build a constant from one argument (`HeaderName::from_static("k")`, `Set.of(K)`):
-/// the constant is that argument's.
-pub(crate) const CONST_WRAPPERS: &[&str] = &["from_static", "from_str", "HeaderName", "of"];
-
-pub(crate) fn const_alias(e: &Expr) -> Option<String> {
-    match &e.kind {
-        ExprKind::Name(n) | ExprKind::Field { name: n, .. } => Some(n.to_string()),
-        ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
-            if args.len() == 1 && CONST_WRAPPERS.contains(&simple_name(name)) =>
-        {
-            const_alias(&args[0].value)
-        }
-        _ => None,
-    }
-}
-
-/// The string a constant initialiser holds: a literal, or a header name built from one
-/// (`HeaderName::from_static("idempotency-key")`).
-pub(crate) fn const_str_syntactic(e: &Expr) -> Option<String> {
-    match &e.kind {
-        ExprKind::Str(s) => Some(s.to_string()),
-        ExprKind::Call { name, args, .. } | ExprKind::New { ty: name, args, .. }
-            if args.len() == 1 && CONST_WRAPPERS.contains(&simple_name(name)) =>
-        {
-            const_str_syntactic(&args[0].value)
-        }
-        _ => None,
-    }
-}
+use crate::constants::{const_alias, const_str_syntactic};
 
 impl Project {
     /// See [`const_str_syntactic`]; the catalogue's header-name constructors count too, and a
@@ -1190,13 +1207,7 @@ pub(crate) fn parsed(files: &[(&str, &str)]) -> Project {
             .iter()
             .map(|(path, text)| {
                 let lang = Lang::from_path(std::path::Path::new(path)).unwrap();
-                let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
-                Unit::new(
-                    SourceFile::new(path.into(), text.to_string()),
-                    lang,
-                    facts,
-                    false,
-                )
+                Unit::parse(SourceFile::new(path.into(), text.to_string()), lang, false)
             })
             .collect(),
     )

@@ -10,13 +10,14 @@ use idemlint::facts::{FileFacts, Lang};
 use idemlint::outline::FnDecl;
 use std::path::{Path, PathBuf};
 
-type Decl = (String, usize, Option<String>, bool);
+type Decl = (String, usize, Option<String>, Option<usize>, bool);
 
 fn owned(d: FnDecl) -> Decl {
     (
         d.name.into_owned(),
         d.arity,
         d.owner.map(str::to_string),
+        d.owner_type,
         d.has_body,
     )
 }

@@ -1171,10 +1171,7 @@ pub(crate) mod tests {
                 }
                 src.push_str("}\n");
                 let path = format!("C{i}.java");
-                let facts = crate::lang::parse_and_lower(Lang::Java, &src)
-                    .expect("parses")
-                    .facts;
-                Unit::new(SourceFile::new(path.into(), src), Lang::Java, facts, false)
+                Unit::parse(SourceFile::new(path.into(), src), Lang::Java, false)
             })
             .collect();
         Project::new(units)

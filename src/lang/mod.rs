@@ -1,7 +1,7 @@
 //! Tree-sitter front ends. Each language module lowers its concrete syntax tree into the
 //! language-neutral [`crate::facts`] model. A file is parsed exactly once.
 
-mod fn_order;
+pub(crate) mod fn_order;
 pub mod java;
 pub mod kotlin;
 mod kotlin_patch;

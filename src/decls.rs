@@ -1,0 +1,109 @@
+//! What the project index files of one file (its declarations), read from the lexical outline,
+//! and the parse whose facts agree with it.
+//!
+//! [`parse`] lexes and outlines a file, parses and lowers it, and renumbers the facts to the
+//! outline's order ([`crate::conform`]), so an index built from [`Decls`] names the same
+//! functions and types the facts hold: the `i`-th declared function is `FnId` `i`, the `i`-th
+//! type `TypeId` `i`.
+
+use crate::facts::{FileFacts, Lang, TypeId, TypeKind};
+use crate::outline::{Constant, FieldDecl, FnDecl, Outlined, TyDecl};
+
+/// One file's declarations, in the facts' order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decls {
+    /// Declared (named, non-lambda) functions.
+    pub functions: Vec<DeclFn>,
+    /// Types, anonymous ones included.
+    pub types: Vec<DeclType>,
+    /// File-level bindings (Kotlin top-level properties, Rust `const`s and `static`s).
+    pub globals: Vec<DeclField>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclFn {
+    pub name: String,
+    /// The type it is a member of.
+    pub owner: Option<TypeId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclType {
+    /// `None` for an anonymous class; a Rust impl's self type.
+    pub name: Option<String>,
+    pub kind: TypeKind,
+    /// The enclosing type.
+    pub parent: Option<TypeId>,
+    /// Supertypes as written, minus type arguments.
+    pub supertypes: Vec<String>,
+    pub fields: Vec<DeclField>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclField {
+    pub name: String,
+    /// The string or constant name it is initialised with, as the index files it.
+    pub constant: Option<Constant<'static>>,
+}
+
+impl Decls {
+    /// The declarations an outline lists.
+    pub fn of_outline(o: &Outlined) -> Decls {
+        Decls::new(&o.functions, &o.types, &o.globals)
+    }
+
+    /// The declarations `facts` hold, as the outline of the same text lists them.
+    pub fn of_facts(facts: &FileFacts) -> Decls {
+        Decls::new(
+            &crate::outline::of_facts(facts),
+            &crate::outline::types_of_facts(facts),
+            &crate::outline::globals_of_facts(facts),
+        )
+    }
+
+    fn new(functions: &[FnDecl], types: &[TyDecl], globals: &[FieldDecl]) -> Decls {
+        let field = |f: &FieldDecl| DeclField {
+            name: f.name.to_string(),
+            constant: f.constant.as_ref().map(|c| match c {
+                Constant::Str(s) => Constant::Str(s.to_string().into()),
+                Constant::Alias(a) => Constant::Alias(a.to_string().into()),
+            }),
+        };
+        Decls {
+            functions: functions
+                .iter()
+                .map(|f| DeclFn {
+                    name: f.name.to_string(),
+                    owner: f.owner_type,
+                })
+                .collect(),
+            types: types
+                .iter()
+                .map(|t| DeclType {
+                    name: t.name.map(str::to_string),
+                    kind: t.kind,
+                    parent: t.parent,
+                    supertypes: t.supertypes.iter().map(|s| s.to_string()).collect(),
+                    fields: t.fields.iter().map(field).collect(),
+                })
+                .collect(),
+            globals: globals.iter().map(field).collect(),
+        }
+    }
+}
+
+/// Parses and lowers `text` (as [`crate::lang::parse_and_lower`]) with its declarations from
+/// the outline, the facts renumbered to agree with them. A file the parser gives up on
+/// (`None`) is not analysed and declares nothing.
+pub fn parse(lang: Lang, text: &str) -> (Option<crate::lang::Parsed>, Decls) {
+    let lexed = crate::lex::lex(lang, text);
+    let outline = crate::outline::outline(lang, text, &lexed.tokens);
+    drop(lexed);
+    match crate::lang::parse_and_lower(lang, text) {
+        Some(mut p) => {
+            crate::conform::conform(&mut p.facts, &outline);
+            (Some(p), Decls::of_outline(&outline))
+        }
+        None => (None, Decls::default()),
+    }
+}
