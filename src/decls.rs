@@ -92,18 +92,39 @@ impl Decls {
     }
 }
 
-/// Parses and lowers `text` (as [`crate::lang::parse_and_lower`]) with its declarations from
-/// the outline, the facts renumbered to agree with them. A file the parser gives up on
-/// (`None`) is not analysed and declares nothing.
-pub fn parse(lang: Lang, text: &str) -> (Option<crate::lang::Parsed>, Decls) {
+/// The declarations of `text`, from its outline (no parse).
+pub fn declared(lang: Lang, text: &str) -> Decls {
+    let lexed = crate::lex::lex(lang, text);
+    Decls::of_outline(&crate::outline::outline(lang, text, &lexed.tokens))
+}
+
+/// A file's facts and how its parse went.
+#[derive(Default)]
+pub struct Parse {
+    pub facts: FileFacts,
+    /// Some subtree was deeper than [`crate::lang::MAX_DEPTH`] and was not analysed.
+    pub too_deep: bool,
+    /// The parser gave up (or ran out of time): nothing of the file was analysed.
+    pub gave_up: bool,
+}
+
+/// Parses and lowers `text` (as [`crate::lang::parse_and_lower`]), the facts renumbered to
+/// agree with its outline ([`declared`]). When the parser gives up, the facts hold only the
+/// outline's declarations (without bodies), so the index's ids still point at something.
+pub fn parse(lang: Lang, text: &str) -> Parse {
     let lexed = crate::lex::lex(lang, text);
     let outline = crate::outline::outline(lang, text, &lexed.tokens);
-    drop(lexed);
-    match crate::lang::parse_and_lower(lang, text) {
-        Some(mut p) => {
-            crate::conform::conform(&mut p.facts, &outline);
-            (Some(p), Decls::of_outline(&outline))
-        }
-        None => (None, Decls::default()),
-    }
+    let mut out = match crate::lang::parse_and_lower(lang, text) {
+        Some(p) => Parse {
+            facts: p.facts,
+            too_deep: p.too_deep,
+            gave_up: false,
+        },
+        None => Parse {
+            gave_up: true,
+            ..Parse::default()
+        },
+    };
+    crate::conform::conform(&mut out.facts, &outline);
+    out
 }

@@ -23,12 +23,14 @@ pub mod finding;
 pub mod flow;
 pub mod gate;
 pub mod hash;
+pub mod key_params;
 pub mod lang;
 pub mod lex;
 pub mod needles;
 pub mod outbound;
 pub mod outline;
 pub mod project;
+pub mod registrations;
 pub mod report;
 pub mod rules;
 pub mod scopes;
@@ -499,12 +501,13 @@ pub fn lint_sources(sources: Vec<(PathBuf, String)>, opts: &Options) -> Report {
         rule_levels: rule_levels(&opts.config),
         ..Report::default()
     };
+    let eager = opts.exhaustive || opts.parse_only;
     let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = sources
         .into_par_iter()
         .map(|(path, text)| match facts::Lang::from_path(&path) {
             Some(lang) => {
                 let is_test = discover::is_test_path(&path);
-                Ok(parse_unit(path, text, lang, is_test))
+                Ok(parse_unit(path, text, lang, is_test, eager))
             }
             None => Err(ToolError {
                 path,
@@ -524,11 +527,18 @@ fn lint_candidates(
     report: &mut Report,
 ) {
     let clock = std::time::Instant::now();
+    let eager = opts.exhaustive || opts.parse_only;
     let units: Vec<Result<(Unit, Vec<Notice>), ToolError>> = candidates
         .par_iter()
         .map(|c| {
             if let Some((_, text)) = overrides.iter().find(|(p, _)| *p == c.path) {
-                return Ok(parse_unit(c.path.clone(), text.clone(), c.lang, c.is_test));
+                return Ok(parse_unit(
+                    c.path.clone(),
+                    text.clone(),
+                    c.lang,
+                    c.is_test,
+                    eager,
+                ));
             }
             if let Ok(meta) = std::fs::metadata(&c.path)
                 && meta.len() > MAX_FILE_BYTES
@@ -536,7 +546,7 @@ fn lint_candidates(
                 return Ok(too_big(c, meta.len()));
             }
             let text = read_source(&c.path)?;
-            Ok(parse_unit(c.path.clone(), text, c.lang, c.is_test))
+            Ok(parse_unit(c.path.clone(), text, c.lang, c.is_test, eager))
         })
         .collect();
     if timings_enabled() {
@@ -570,11 +580,9 @@ fn too_big(c: &discover::Candidate, len: u64) -> (Unit, Vec<Notice>) {
             MAX_FILE_BYTES >> 20
         ),
     };
-    let unit = Unit::new(
+    let unit = Unit::empty(
         SourceFile::new(c.path.clone(), String::new()),
         c.lang,
-        facts::FileFacts::default(),
-        decls::Decls::default(),
         c.is_test,
     );
     (unit, vec![notice])
@@ -614,63 +622,64 @@ fn read_source(path: &Path) -> Result<String, ToolError> {
     })
 }
 
+/// A file read: outlined now; parsed now when `eager` (`--exhaustive`, `--parse-only`),
+/// else when an analysis first asks for its facts.
 fn parse_unit(
     path: PathBuf,
     text: String,
     lang: facts::Lang,
     is_test: bool,
+    eager: bool,
 ) -> (Unit, Vec<Notice>) {
+    let unit = Unit::new(SourceFile::new(path, text), lang, is_test);
+    if eager {
+        unit.parsed();
+    }
+    (unit, Vec::new())
+}
+
+/// What the parse of a file that was parsed says about it: syntax errors (the recovered tree
+/// was analysed), nesting too deep, the parser giving up.
+fn parse_notices(unit: &Unit) -> Vec<Notice> {
     let mut notices = Vec::new();
-    let src = SourceFile::new(path, text);
-    let (parsed, decls) = decls::parse(lang, &src.text);
-    let facts = match parsed {
-        Some(parsed) => {
-            if parsed.has_errors {
-                let line = parsed
-                    .facts
-                    .syntax_errors
-                    .first()
-                    .map(|s| src.line_col(s.start).line)
-                    .unwrap_or(1);
-                notices.push(Notice {
-                    path: src.path.clone(),
-                    line,
-                    message: format!(
-                        "syntax errors ({} region{}); the recovered tree was analysed",
-                        parsed.facts.syntax_errors.len(),
-                        if parsed.facts.syntax_errors.len() == 1 {
-                            ""
-                        } else {
-                            "s"
-                        }
-                    ),
-                });
-            }
-            if parsed.too_deep {
-                notices.push(Notice {
-                    path: src.path.clone(),
-                    line: 1,
-                    message: format!(
-                        "nesting deeper than {} levels; the deepest parts were not analysed",
-                        lang::MAX_DEPTH
-                    ),
-                });
-            }
-            parsed.facts
-        }
-        None => {
-            notices.push(Notice {
-                path: src.path.clone(),
-                line: 1,
-                message: format!(
-                    "the parser gave up on this file (or it took longer than {} s); it was not analysed",
-                    lang::parse_budget(src.text.len()).as_secs()
-                ),
-            });
-            facts::FileFacts::default()
-        }
+    let Some(parsed) = unit.parse_if_done() else {
+        return notices;
     };
-    (Unit::new(src, lang, facts, decls, is_test), notices)
+    let src = &unit.src;
+    if parsed.gave_up {
+        notices.push(Notice {
+            path: src.path.clone(),
+            line: 1,
+            message: format!(
+                "the parser gave up on this file (or it took longer than {} s); it was not analysed",
+                lang::parse_budget(src.text.len()).as_secs()
+            ),
+        });
+        return notices;
+    }
+    let errors = &parsed.facts.syntax_errors;
+    if let Some(first) = errors.first() {
+        notices.push(Notice {
+            path: src.path.clone(),
+            line: src.line_col(first.start).line,
+            message: format!(
+                "syntax errors ({} region{}); the recovered tree was analysed",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            ),
+        });
+    }
+    if parsed.too_deep {
+        notices.push(Notice {
+            path: src.path.clone(),
+            line: 1,
+            message: format!(
+                "nesting deeper than {} levels; the deepest parts were not analysed",
+                lang::MAX_DEPTH
+            ),
+        });
+    }
+    notices
 }
 
 fn finish(
@@ -692,6 +701,7 @@ fn finish(
     }
     report.files_checked = ok.len();
     if opts.parse_only {
+        report.notices.extend(ok.iter().flat_map(parse_notices));
         return;
     }
     let timings = timings_enabled();
@@ -770,6 +780,18 @@ fn finish(
         .chain(outcome.suppressed.into_iter().map(|(f, r)| (f, Some(r))))
         .collect();
     lap("findings filtered");
+    // Only a file some analysis read was parsed; what its parse says is noted.
+    let parsed = project
+        .units
+        .iter()
+        .filter(|u| u.parse_if_done().is_some())
+        .count();
+    if timings {
+        eprintln!("timing: {parsed} of {} files parsed", project.units.len());
+    }
+    report
+        .notices
+        .extend(project.units.iter().flat_map(parse_notices));
     resolve(project, all, &opts.config, report);
     lap("report built, project dropped");
 }

@@ -10,9 +10,7 @@
 //! matter.
 
 use crate::facts::Lang;
-use crate::project::Project;
 use aho_corasick::AhoCorasick;
-use rayon::prelude::*;
 
 pub struct Needles {
     /// Case-insensitive: a superset for exact-case names too.
@@ -56,14 +54,6 @@ impl Needles {
             // Too many words to build a matcher (cannot happen at our sizes): stay exact.
             None => true,
         }
-    }
-
-    /// [`Self::may_contain`] for every unit of the project, in parallel.
-    pub fn units_containing(&self, p: &Project) -> Vec<bool> {
-        p.units
-            .par_iter()
-            .map(|u| self.may_contain(u.lang, &u.src.text))
-            .collect()
     }
 }
 

@@ -3,7 +3,7 @@
 //! classes are registered.
 
 use crate::facts::{
-    Binding, Expr, ExprKind, FileFacts, FnId, Function, Lang, Span, Stmt, Text, TypeId, simple_name,
+    Binding, Expr, ExprKind, FileFacts, FnId, Function, Lang, Span, Text, TypeId, simple_name,
 };
 use crate::hash::{HashMap, HashSet};
 use crate::source::SourceFile;
@@ -14,39 +14,39 @@ use rayon::prelude::*;
 /// allocation, for names of up to 24 bytes.
 type CallIndex = HashMap<Text, Vec<(FnRef, Span)>>;
 
-/// One parsed file.
+/// One source file: its declarations (from the lexical outline), and its facts, parsed the
+/// first time an analysis asks for them.
 pub struct Unit {
     pub src: SourceFile,
     pub lang: Lang,
-    facts: FileFacts,
     /// Its declarations, which the index is built from.
     decls: crate::decls::Decls,
+    parse: std::sync::OnceLock<crate::decls::Parse>,
     /// A test source (`src/test/**`, `*Test.java`, `tests/**`), checked with `--include-tests`.
     pub is_test: bool,
 }
 
 impl Unit {
-    pub fn new(
-        src: SourceFile,
-        lang: Lang,
-        facts: FileFacts,
-        decls: crate::decls::Decls,
-        is_test: bool,
-    ) -> Unit {
+    /// A file read: outlined now, parsed on demand.
+    pub fn new(src: SourceFile, lang: Lang, is_test: bool) -> Unit {
         Unit {
+            decls: crate::decls::declared(lang, &src.text),
             src,
             lang,
-            facts,
-            decls,
+            parse: std::sync::OnceLock::new(),
             is_test,
         }
     }
 
-    /// Parses `src` (declarations from its outline, facts that agree with them).
-    pub fn parse(src: SourceFile, lang: Lang, is_test: bool) -> Unit {
-        let (parsed, decls) = crate::decls::parse(lang, &src.text);
-        let facts = parsed.map(|p| p.facts).unwrap_or_default();
-        Unit::new(src, lang, facts, decls, is_test)
+    /// A file that is not analysed (too large): it declares nothing and holds no facts.
+    pub fn empty(src: SourceFile, lang: Lang, is_test: bool) -> Unit {
+        Unit {
+            src,
+            lang,
+            decls: crate::decls::Decls::default(),
+            parse: std::sync::OnceLock::from(crate::decls::Parse::default()),
+            is_test,
+        }
     }
 
     /// What it declares, as the project index files it.
@@ -54,9 +54,21 @@ impl Unit {
         &self.decls
     }
 
-    /// The file's facts.
+    /// The file's facts, parsed now if no analysis asked for them before (threads asking at
+    /// once share one parse).
     pub fn facts(&self) -> &FileFacts {
-        &self.facts
+        &self.parsed().facts
+    }
+
+    /// Its parse, done now if not before.
+    pub fn parsed(&self) -> &crate::decls::Parse {
+        self.parse
+            .get_or_init(|| crate::decls::parse(self.lang, &self.src.text))
+    }
+
+    /// Its parse, if some analysis asked for it.
+    pub fn parse_if_done(&self) -> Option<&crate::decls::Parse> {
+        self.parse.get()
     }
 }
 
@@ -90,27 +102,19 @@ pub struct Index {
     constants: HashMap<String, Vec<String>>,
     /// Simple name -> constants it is initialised from (`A = B`, `A = from_static(B)`).
     const_aliases: HashMap<String, Vec<String>>,
-    /// Type simple name -> names of the calls it is passed to (`addNetworkInterceptor`).
-    registrations: HashMap<String, Vec<String>>,
-    /// Names of functions that may take a key parameter (a parameter named like one, or
-    /// annotated `@Header`): only calls to these can bind a key positionally.
-    key_param_fns: HashSet<String>,
-    /// Names of functions that hand a parameter on after a header name (a literal or a
-    /// constant), with those names: such a parameter may be a key whatever it is called.
-    header_param_fns: HashMap<String, Vec<String>>,
-    /// Names of functions that hand a parameter as it is to a call whose name says
-    /// idempotency (`setIdempotencyKey(key)`), or to such a function (two levels).
-    idem_passers: HashSet<String>,
-    /// While the index is built: functions not (yet) in `key_param_fns` and the calls they
-    /// hand a parameter to as it is.
-    param_passes: Vec<(String, Vec<String>)>,
 }
 
 pub struct Project {
     pub units: Vec<Unit>,
     pub index: Index,
-    /// Per unit: the lambdas and local functions written directly in each function.
-    pub children: Vec<HashMap<FnId, Vec<FnId>>>,
+    /// Per unit: the lambdas and local functions written directly in each function (read from
+    /// the facts on first use).
+    children: Vec<std::sync::OnceLock<HashMap<FnId, Vec<FnId>>>>,
+    /// Type simple name -> names of the calls it is passed to (`addNetworkInterceptor`), read
+    /// on first use from the files that name a registering call.
+    registrations: std::sync::OnceLock<HashMap<String, Vec<String>>>,
+    /// Functions that may take a key parameter, read on first use.
+    key_params: std::sync::OnceLock<crate::key_params::KeyParams>,
     /// Per unit and type: simple names of all supertypes, transitively.
     supers: Vec<Vec<Vec<String>>>,
     /// Supertype simple name -> simple names of project types below it, transitively.
@@ -131,43 +135,23 @@ pub struct Project {
 impl Project {
     pub fn new(units: Vec<Unit>) -> Project {
         let mut index = Index::default();
-        // The registration scan walks every body: done per file in parallel, merged in order.
-        // So are each file's functions by name.
-        let (registrations, by_unit): (Vec<Vec<(String, String)>>, Vec<_>) = {
-            use rayon::prelude::*;
-            units
-                .par_iter()
-                .enumerate()
-                .map(|(u, unit)| {
-                    (
-                        registrations_in(unit.facts()),
-                        fns_by_name_in(u, unit.decls()),
-                    )
-                })
-                .unzip()
-        };
-        for ((u, unit), regs) in units.iter().enumerate().zip(registrations) {
-            index.add_key_params(unit.facts());
-            index.add_unit(u, unit.decls(), regs, &by_unit[u]);
+        // Each file's functions by name, in parallel, filed in order.
+        let by_unit: Vec<_> = units
+            .par_iter()
+            .enumerate()
+            .map(|(u, unit)| fns_by_name_in(u, unit.decls()))
+            .collect();
+        for (u, unit) in units.iter().enumerate() {
+            index.add_unit(u, unit.decls(), &by_unit[u]);
         }
         index.fns_by_unit = by_unit;
-        index.settle_key_params();
-        let children = units
-            .par_iter()
-            .map(|u| {
-                let mut m: HashMap<FnId, Vec<FnId>> = HashMap::default();
-                for (i, f) in u.facts().functions.iter().enumerate() {
-                    if let Some(parent) = f.parent {
-                        m.entry(parent).or_default().push(i);
-                    }
-                }
-                m
-            })
-            .collect();
+        let children = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let mut project = Project {
             units,
             index,
             children,
+            registrations: std::sync::OnceLock::new(),
+            key_params: std::sync::OnceLock::new(),
             supers: Vec::new(),
             subtypes: HashMap::default(),
             subtype_pos: HashMap::default(),
@@ -197,7 +181,7 @@ impl Project {
         project.supers = (0..project.units.len())
             .into_par_iter()
             .map(|u| {
-                (0..project.units[u].facts().types.len())
+                (0..project.units[u].decls().types.len())
                     .map(|t| {
                         let mut out: Vec<String> = Vec::new();
                         for (s, _, _) in project.supertype_origins(TypeRef { unit: u, t }) {
@@ -573,27 +557,61 @@ impl Project {
     /// Does a function called `name` hand a parameter on into a call naming idempotency
     /// (`options(key) { ..setIdempotencyKey(key) }`), or into such a function?
     pub fn passes_to_idem_call(&self, name: &str) -> bool {
-        self.index.idem_passers.contains(name)
+        self.key_params().idem_passers.contains(name)
+    }
+
+    fn key_params(&self) -> &crate::key_params::KeyParams {
+        self.key_params.get_or_init(|| {
+            let files: Vec<_> = self
+                .units
+                .par_iter()
+                .map(|u| crate::key_params::in_file(u.facts()))
+                .collect();
+            crate::key_params::KeyParams::join(files)
+        })
     }
 
     /// May a function called `name` take an idempotency key as a parameter?
     pub fn has_key_params(&self, name: &str) -> bool {
-        self.index.key_param_fns.contains(name)
+        self.key_params().key_param_fns.contains(name)
     }
 
     /// The header names (literals or constant names) that functions called `name` put a
     /// parameter under, as they are.
     pub fn header_params(&self, name: &str) -> &[String] {
-        self.index
+        self.key_params()
             .header_param_fns
             .get(name)
             .map(Vec::as_slice)
             .unwrap_or(&[])
     }
 
-    pub fn registrations_of(&self, type_name: &str) -> &[String] {
-        self.index
-            .registrations
+    /// The calls a type called `type_name` is handed to that some catalogue entry lists as a
+    /// registration (`addNetworkInterceptor`).
+    pub fn registrations_of(&self, type_name: &str, cat: &crate::catalog::Catalog) -> &[String] {
+        self.registrations
+            .get_or_init(|| {
+                let calls = crate::registrations::registering_calls(cat);
+                let needles = crate::needles::Needles::new(calls.iter().copied());
+                let per_unit: Vec<Vec<(String, String)>> = self
+                    .units
+                    .par_iter()
+                    .map(|u| {
+                        if calls.is_empty() || !needles.may_contain(u.lang, &u.src.text) {
+                            return Vec::new();
+                        }
+                        crate::registrations::in_file(u.facts(), &calls)
+                    })
+                    .collect();
+                let mut m: HashMap<String, Vec<String>> = HashMap::default();
+                for (ty, call) in per_unit.into_iter().flatten() {
+                    let v = m.entry(ty).or_default();
+                    if !v.contains(&call) {
+                        v.push(call);
+                    }
+                }
+                m
+            })
             .get(type_name)
             .map(Vec::as_slice)
             .unwrap_or(&[])
@@ -712,12 +730,33 @@ impl Project {
         let mut i = 0;
         while i < out.len() {
             let g = out[i];
-            if let Some(ch) = self.children[g.unit].get(&g.f) {
+            if let Some(ch) = self.children_in(g.unit).get(&g.f) {
                 out.extend(ch.iter().map(|&c| FnRef { unit: g.unit, f: c }));
             }
             i += 1;
         }
         out
+    }
+
+    /// Per unit, in parallel: may its text hold one of the words of `needles`?
+    pub fn units_containing(&self, needles: &crate::needles::Needles) -> Vec<bool> {
+        self.units
+            .par_iter()
+            .map(|u| needles.may_contain(u.lang, &u.src.text))
+            .collect()
+    }
+
+    /// The lambdas and local functions written directly in each function of unit `u`.
+    fn children_in(&self, u: usize) -> &HashMap<FnId, Vec<FnId>> {
+        self.children[u].get_or_init(|| {
+            let mut m: HashMap<FnId, Vec<FnId>> = HashMap::default();
+            for (i, f) in self.units[u].facts().functions.iter().enumerate() {
+                if let Some(parent) = f.parent {
+                    m.entry(parent).or_default().push(i);
+                }
+            }
+            m
+        })
     }
 
     /// The outermost function around `f` (`f` itself when it is not nested).
@@ -753,106 +792,12 @@ impl Index {
         self.const_aliases.iter()
     }
 
-    /// A function that hands a parameter as it is to one that puts it into a call naming
-    /// idempotency may take a key too (`send(.., key) { create(params, options(key)) }`), two
-    /// levels up. (Not to any function with a key-named parameter: in a server that takes keys
-    /// from its own callers that is most functions, and the value flow would evaluate them all.)
-    fn settle_key_params(&mut self) {
-        let mut passes = std::mem::take(&mut self.param_passes);
-        for _ in 0..2 {
-            let (now, rest): (Vec<_>, Vec<_>) = passes
-                .into_iter()
-                .partition(|(_, calls)| calls.iter().any(|c| self.idem_passers.contains(c)));
-            if now.is_empty() {
-                break;
-            }
-            for (n, _) in now {
-                self.key_param_fns.insert(n.clone());
-                self.idem_passers.insert(n);
-            }
-            passes = rest;
-        }
-    }
-
-    /// Files the functions of one unit's facts that may take a key parameter.
-    fn add_key_params(&mut self, facts: &FileFacts) {
-        for f in &facts.functions {
-            let keyish = f.params.iter().any(|p| {
-                crate::catalog::contains_ignore_ascii_case(&p.name, "idem")
-                    || p.annotations.iter().any(|a| {
-                        matches!(
-                            a.name.as_str(),
-                            "Header" | "RequestHeader" | "HeaderParam" | "Param"
-                        )
-                    })
-            });
-            // A parameter handed on as it is, after a first argument that names a header
-            // (`.header("Idempotency-Key", key)`, `.header(IDEMPOTENCY_KEY, key)`): that name is
-            // kept, for the value flow to decide ([`crate::flow::Flow::key_param_of`]). One
-            // handed on as it is to a call whose name says idempotency (`setIdempotencyKey(key)`,
-            // `RequestStrategy::Idempotent(key)`) may be a key whatever it is called; so may one
-            // handed to such a function (settled after every file, `settle_key_params`).
-            let mut idem_call = false;
-            let mut passes: Vec<String> = Vec::new();
-            if let Some(name) = &f.name
-                && !keyish
-                && !f.params.is_empty()
-            {
-                let is_param = |a: &crate::facts::Arg| {
-                    matches!(&a.value.kind, ExprKind::Name(n)
-                        if f.params.iter().any(|p| p.name == *n))
-                };
-                let mut texts: Vec<String> = Vec::new();
-                walk_stmts(&f.body, &mut |e: &Expr| {
-                    let ExprKind::Call {
-                        name: callee, args, ..
-                    } = &e.kind
-                    else {
-                        return;
-                    };
-                    if args.len() >= 2
-                        && let Some(t) = header_name_text(&args[0].value)
-                        && args[1..].iter().any(is_param)
-                    {
-                        texts.push(t.to_string());
-                    }
-                    if args.iter().any(|a| {
-                        is_param(a) && !matches!(&a.value.kind, ExprKind::Name(n) if n == "self")
-                    }) {
-                        if crate::catalog::contains_ignore_ascii_case(callee, "idem") {
-                            idem_call = true;
-                        } else if !passes.iter().any(|c| c == callee.as_str()) {
-                            passes.push(callee.to_string());
-                        }
-                    }
-                });
-                if !texts.is_empty() {
-                    self.header_param_fns
-                        .entry(name.clone())
-                        .or_default()
-                        .extend(texts);
-                }
-            }
-            if let (true, Some(name)) = (idem_call, &f.name) {
-                self.idem_passers.insert(name.clone());
-            }
-            if let (true, Some(name)) = (keyish || idem_call, &f.name) {
-                self.key_param_fns.insert(name.clone());
-            } else if let Some(name) = &f.name
-                && !passes.is_empty()
-            {
-                self.param_passes.push((name.clone(), passes));
-            }
-        }
-    }
-
     /// Files one unit's functions (`by_name`: its named functions, from [`fns_by_name_in`]),
-    /// types and constants (from its declarations), and interceptor registrations.
+    /// types and constants, from its declarations.
     fn add_unit(
         &mut self,
         u: usize,
         decls: &crate::decls::Decls,
-        registrations: Vec<(String, String)>,
         by_name: &HashMap<String, Vec<FnRef>>,
     ) {
         for (name, fns) in by_name {
@@ -894,12 +839,6 @@ impl Index {
         for b in &decls.globals {
             self.add_constant(b);
         }
-        for (ty, call) in registrations {
-            let v = self.registrations.entry(ty).or_default();
-            if !v.contains(&call) {
-                v.push(call);
-            }
-        }
     }
 
     fn add_constant(&mut self, b: &crate::decls::DeclField) {
@@ -934,67 +873,6 @@ fn fns_by_name_in(u: usize, decls: &crate::decls::Decls) -> HashMap<String, Vec<
             .push(FnRef { unit: u, f: i });
     }
     m
-}
-
-/// Interceptor registrations written in one file, as (type, registering call):
-/// `addNetworkInterceptor(new StripeKeys())`, `.addInterceptor(StripeKeys())`,
-/// `val keys = StripeKeys(); builder.addNetworkInterceptor(keys)`, a field holding one.
-fn registrations_in(facts: &FileFacts) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    use crate::walk::{constructed_type as constructed, declared_type as type_of};
-    // Fields and locals by type, built only for bodies with a registering call.
-    let mut fields: Option<HashMap<&str, String>> = None;
-    let mut bodies: Vec<&[Stmt]> = facts.functions.iter().map(|f| f.body.as_slice()).collect();
-    bodies.push(&facts.top_level);
-    for body in bodies {
-        let mut calls: Vec<(&str, &[crate::facts::Arg])> = Vec::new();
-        walk_stmts(body, &mut |e: &Expr| {
-            if let ExprKind::Call { name, args, .. } = &e.kind
-                && (name.starts_with("add")
-                    || name.ends_with("Interceptor")
-                    || name == "with"
-                    || name == "register")
-            {
-                calls.push((name.as_str(), args));
-            }
-        });
-        if calls.is_empty() {
-            continue;
-        }
-        let fields = fields.get_or_insert_with(|| {
-            let mut m = HashMap::default();
-            for t in &facts.types {
-                for b in &t.fields {
-                    if let Some(ty) = type_of(b) {
-                        m.insert(b.name.as_str(), ty);
-                    }
-                }
-            }
-            m
-        });
-        let mut locals: HashMap<&str, String> = HashMap::default();
-        crate::walk::walk_lets(body, &mut |b| {
-            if let Some(ty) = type_of(b) {
-                locals.insert(b.name.as_str(), ty);
-            }
-        });
-        for (name, args) in calls {
-            for a in args {
-                let ty = constructed(&a.value).or_else(|| match &a.value.kind {
-                    ExprKind::Name(n) if n.starts_with(|c: char| c.is_uppercase()) => {
-                        Some(n.to_string())
-                    }
-                    ExprKind::Name(n) => locals.get(n.as_str()).or(fields.get(n.as_str())).cloned(),
-                    ExprKind::Field { name: n, .. } => fields.get(n.as_str()).cloned(),
-                    _ => None,
-                });
-                if let Some(ty) = ty {
-                    out.push((ty, name.to_string()));
-                }
-            }
-        }
-    }
-    out
 }
 
 use crate::constants::{const_alias, const_str_syntactic};
@@ -1184,21 +1062,6 @@ pub fn module_root(path: &std::path::Path) -> Option<(String, String)> {
     Some((root.to_string(), rest.to_string()))
 }
 
-/// The text of `e` when it could name a header: a string literal, or a constant
-/// (`IDEMPOTENCY_KEY`, `Headers.IDEMPOTENCY_KEY`).
-fn header_name_text(e: &Expr) -> Option<&str> {
-    match &e.kind {
-        ExprKind::Str(s) => Some(s.as_str()),
-        ExprKind::Name(n) | ExprKind::Field { name: n, .. }
-            if n.chars().any(|c| c.is_ascii_uppercase())
-                && !n.chars().any(|c| c.is_lowercase()) =>
-        {
-            Some(n.as_str())
-        }
-        _ => None,
-    }
-}
-
 /// A project of in-memory sources (path, text), each parsed and lowered (for unit tests).
 #[cfg(test)]
 pub(crate) fn parsed(files: &[(&str, &str)]) -> Project {
@@ -1207,7 +1070,7 @@ pub(crate) fn parsed(files: &[(&str, &str)]) -> Project {
             .iter()
             .map(|(path, text)| {
                 let lang = Lang::from_path(std::path::Path::new(path)).unwrap();
-                Unit::parse(SourceFile::new(path.into(), text.to_string()), lang, false)
+                Unit::new(SourceFile::new(path.into(), text.to_string()), lang, false)
             })
             .collect(),
     )

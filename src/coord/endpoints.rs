@@ -827,7 +827,7 @@ pub fn find<'p>(
     // Every way of saying POST has the word in it (`post(..)`, `HttpPost`, `"POST"`,
     // `HttpMethod.Post`, `@PostExchange`) but Ktor's `submitForm`: only files with one of them
     // can send or declare a POST.
-    let may_post = crate::needles::Needles::new(["post", "submitForm"]).units_containing(p);
+    let may_post = p.units_containing(&crate::needles::Needles::new(["post", "submitForm"]));
     for (u, unit) in p.units.iter().enumerate() {
         if !may_post[u] {
             continue;

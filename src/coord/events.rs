@@ -1171,7 +1171,7 @@ pub(crate) mod tests {
                 }
                 src.push_str("}\n");
                 let path = format!("C{i}.java");
-                Unit::parse(SourceFile::new(path.into(), src), Lang::Java, false)
+                Unit::new(SourceFile::new(path.into(), src), Lang::Java, false)
             })
             .collect();
         Project::new(units)

@@ -55,7 +55,7 @@ impl<'p> Coord<'p> {
                 .chain(KEYED_SQL_LOCKS.iter().copied())
                 .chain(["nx", "setIfAbsent", "cmd"]),
         );
-        let may_have = needles.units_containing(self.p);
+        let may_have = self.p.units_containing(&needles);
         for (u, unit) in self.p.units.iter().enumerate() {
             if !may_have[u] {
                 continue;

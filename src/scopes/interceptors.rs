@@ -183,7 +183,7 @@ fn classes(
         let registered = ty
             .name
             .as_deref()
-            .map(|n| p.registrations_of(simple_name(n)))
+            .map(|n| p.registrations_of(simple_name(n), cat))
             .unwrap_or(&[]);
         let entry = candidates
             .iter()

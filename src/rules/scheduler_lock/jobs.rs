@@ -55,7 +55,7 @@ impl<'p> Coord<'p> {
         // job needs the answer.
         let clustered = std::cell::OnceCell::new();
         let clustered = || *clustered.get_or_init(|| self.quartz_clustered());
-        let may_call = self.scheduling_calls_needles().units_containing(self.p);
+        let may_call = self.p.units_containing(&self.scheduling_calls_needles());
         for (u, unit) in self.p.units.iter().enumerate() {
             for (f, func) in unit.facts().functions.iter().enumerate() {
                 let at = FnRef { unit: u, f };
