@@ -370,6 +370,8 @@ mod tests {
                     owner: Some("Ghost"),
                     owner_type: Some(1),
                     has_body: true,
+                    has_self: false,
+                    varargs: false,
                 },
             );
         });

@@ -18,6 +18,8 @@ pub struct Decls {
     pub types: Vec<DeclType>,
     /// File-level bindings (Kotlin top-level properties, Rust `const`s and `static`s).
     pub globals: Vec<DeclField>,
+    /// Imports as the facts write them (`java.util.*`, `x.Y as Z`, `std::sync::Arc`).
+    pub imports: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,6 +27,10 @@ pub struct DeclFn {
     pub name: String,
     /// The type it is a member of.
     pub owner: Option<TypeId>,
+    /// Parameters, not counting a Rust method's `self`.
+    pub params: usize,
+    /// It takes any number of arguments (Java `T...`, Kotlin `vararg`).
+    pub varargs: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,19 +55,26 @@ pub struct DeclField {
 impl Decls {
     /// The declarations an outline lists.
     pub fn of_outline(o: &Outlined) -> Decls {
-        Decls::new(&o.functions, &o.types, &o.globals)
+        Decls::new(&o.functions, &o.types, &o.globals, &o.imports)
     }
 
-    /// The declarations `facts` hold, as the outline of the same text lists them.
-    pub fn of_facts(facts: &FileFacts) -> Decls {
+    /// The declarations `facts` (lowered from `text`) hold, as the outline of the same text
+    /// lists them.
+    pub fn of_facts(facts: &FileFacts, text: &str) -> Decls {
         Decls::new(
-            &crate::outline::of_facts(facts),
+            &crate::outline::of_facts(facts, text),
             &crate::outline::types_of_facts(facts),
             &crate::outline::globals_of_facts(facts),
+            &facts.imports,
         )
     }
 
-    fn new(functions: &[FnDecl], types: &[TyDecl], globals: &[FieldDecl]) -> Decls {
+    fn new<S: AsRef<str>>(
+        functions: &[FnDecl],
+        types: &[TyDecl],
+        globals: &[FieldDecl],
+        imports: &[S],
+    ) -> Decls {
         let field = |f: &FieldDecl| DeclField {
             name: f.name.to_string(),
             constant: f.constant.as_ref().map(|c| match c {
@@ -75,6 +88,8 @@ impl Decls {
                 .map(|f| DeclFn {
                     name: f.name.to_string(),
                     owner: f.owner_type,
+                    params: f.arity - usize::from(f.has_self && f.arity > 0),
+                    varargs: f.varargs,
                 })
                 .collect(),
             types: types
@@ -88,14 +103,24 @@ impl Decls {
                 })
                 .collect(),
             globals: globals.iter().map(field).collect(),
+            imports: imports.iter().map(|i| i.as_ref().to_string()).collect(),
         }
     }
 }
 
-/// The declarations of `text`, from its outline (no parse).
-pub fn declared(lang: Lang, text: &str) -> Decls {
+/// The declarations of `text`, from its outline (no parse), and where its comments are.
+pub fn declared(lang: Lang, text: &str) -> (Decls, Vec<(u32, u32)>) {
     let lexed = crate::lex::lex(lang, text);
-    Decls::of_outline(&crate::outline::outline(lang, text, &lexed.tokens))
+    let decls = Decls::of_outline(&crate::outline::outline(lang, text, &lexed.tokens));
+    (decls, lexed.comments)
+}
+
+/// Files parsed so far in this process (for `IDEMLINT_TIMINGS`).
+static PARSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many files [`parse`] has parsed in this process.
+pub fn parses_so_far() -> usize {
+    PARSES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A file's facts and how its parse went.
@@ -112,6 +137,7 @@ pub struct Parse {
 /// agree with its outline ([`declared`]). When the parser gives up, the facts hold only the
 /// outline's declarations (without bodies), so the index's ids still point at something.
 pub fn parse(lang: Lang, text: &str) -> Parse {
+    PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let lexed = crate::lex::lex(lang, text);
     let outline = crate::outline::outline(lang, text, &lexed.tokens);
     let mut out = match crate::lang::parse_and_lower(lang, text) {

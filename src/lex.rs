@@ -29,6 +29,8 @@ pub struct Lexed<'a> {
     /// token spanning the whole literal (a Rust raw string from its `r`), a character literal
     /// as one `'` token and a number as one `0` token; nothing inside string literals.
     pub tokens: Vec<Tok>,
+    /// Comments (`//..`, `/*..*/`) as byte ranges, in order.
+    pub comments: Vec<(u32, u32)>,
 }
 
 /// One token of [`Lexed::tokens`]: `kind` is `b'a'` for an identifier (its text is
@@ -255,14 +257,23 @@ impl<'a> Lexer<'a> {
     }
 
     fn line_comment(&mut self) {
+        let start = self.i;
         while self.i < self.b.len() && self.b[self.i] != b'\n' {
             self.i += 1;
+        }
+        self.comment(start);
+    }
+
+    fn comment(&mut self, start: usize) {
+        if self.quiet == 0 {
+            self.out.comments.push((start as u32, self.i as u32));
         }
     }
 
     /// `/* .. */`, nested in Kotlin and Rust.
     fn block_comment(&mut self) {
         let nests = self.lang != Lang::Java;
+        let start = self.i;
         self.i += 2;
         let mut depth = 1;
         while self.i < self.b.len() {
@@ -270,6 +281,7 @@ impl<'a> Lexer<'a> {
                 self.i += 2;
                 depth -= 1;
                 if depth == 0 {
+                    self.comment(start);
                     return;
                 }
             } else if nests && self.starts("/*") {
@@ -279,6 +291,7 @@ impl<'a> Lexer<'a> {
                 self.i += 1;
             }
         }
+        self.comment(start);
     }
 
     /// A `"` string, or a triple-quoted text block (Java) / raw string (Kotlin). In Kotlin a

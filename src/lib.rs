@@ -244,7 +244,11 @@ pub fn lint_project(
     let clock = std::time::Instant::now();
     let lap = |what: &str| {
         if timings_enabled() {
-            eprintln!("timing: {what} at {:.3} s", clock.elapsed().as_secs_f64());
+            eprintln!(
+                "timing: {what} at {:.3} s ({} files parsed so far)",
+                clock.elapsed().as_secs_f64(),
+                decls::parses_so_far()
+            );
         }
     };
     let found = project_files(root, scope, overrides);
@@ -708,7 +712,11 @@ fn finish(
     let clock = std::time::Instant::now();
     let lap = |what: &str| {
         if timings {
-            eprintln!("timing: {what} at {:.3} s", clock.elapsed().as_secs_f64());
+            eprintln!(
+                "timing: {what} at {:.3} s ({} files parsed so far)",
+                clock.elapsed().as_secs_f64(),
+                decls::parses_so_far()
+            );
         }
     };
     let mut project = Project::new(ok);

@@ -46,14 +46,26 @@ impl Needles {
 
     /// May a file of `lang` with this text hold one of the words?
     pub fn may_contain(&self, lang: Lang, text: &str) -> bool {
+        self.may_contain_code(lang, text, &[])
+    }
+
+    /// [`Self::may_contain`], where a word inside one of `comments` (byte ranges, in order, as
+    /// the lexer finds them) does not count: the front ends lower no comment.
+    pub fn may_contain_code(&self, lang: Lang, text: &str, comments: &[(u32, u32)]) -> bool {
         if self.invoke && lang == Lang::Kotlin {
             return true;
         }
-        match &self.words {
-            Some(ac) => ac.is_match(text) || has_line_continuation(text),
+        let Some(ac) = &self.words else {
             // Too many words to build a matcher (cannot happen at our sizes): stay exact.
-            None => true,
-        }
+            return true;
+        };
+        let in_comment = |at: usize| {
+            let k = comments.partition_point(|&(start, _)| start as usize <= at);
+            k > 0 && at < comments[k - 1].1 as usize
+        };
+        // (A word in code and one in a comment cannot overlap: the comment's end lies between.)
+        let in_code = ac.find_iter(text).any(|m| !in_comment(m.start()));
+        in_code || has_line_continuation(text)
     }
 }
 

@@ -154,7 +154,7 @@ impl<'a, 'p> Judge<'a, 'p> {
                 return None;
             }
             let production = !p.units[maker.unit].is_test;
-            for &(caller, span) in sites {
+            for &(caller, span) in sites.iter() {
                 if production && p.units[caller.unit].is_test {
                     continue;
                 }

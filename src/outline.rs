@@ -33,11 +33,16 @@ pub struct FnDecl<'a> {
     /// That type's index in [`Outlined::types`] (the facts' `TypeId`).
     pub owner_type: Option<usize>,
     pub has_body: bool,
+    /// A Rust method's first parameter is `self` (counted in `arity`).
+    pub has_self: bool,
+    /// It takes any number of arguments: a Java varargs parameter (`String... parts`), a
+    /// Kotlin `vararg` one.
+    pub varargs: bool,
 }
 
-/// The named functions of `facts` as the outline describes them, in the facts' order: what
-/// [`functions`] must find for the same text.
-pub fn of_facts(facts: &crate::facts::FileFacts) -> Vec<FnDecl<'_>> {
+/// The named functions of `facts` (lowered from `text`) as the outline describes them, in the
+/// facts' order: what [`functions`] must find for the same text.
+pub fn of_facts<'a>(facts: &'a crate::facts::FileFacts, text: &str) -> Vec<FnDecl<'a>> {
     facts
         .functions
         .iter()
@@ -52,9 +57,28 @@ pub fn of_facts(facts: &crate::facts::FileFacts) -> Vec<FnDecl<'_>> {
                     .map(crate::facts::simple_name),
                 owner_type: f.owner,
                 has_body: f.has_body,
+                has_self: f.params.first().is_some_and(|p| p.name == "self"),
+                varargs: varargs(&f.params, text),
             })
         })
         .collect()
+}
+
+/// Does a function with these parameters (lowered from `text`) take any number of arguments:
+/// a last parameter written `T... name` (Java), or one with the `vararg` modifier (Kotlin, which
+/// stands before the parameter's own span)?
+pub fn varargs(params: &[crate::facts::Param], text: &str) -> bool {
+    let slice = |s: crate::facts::Span| text.get(s.start..s.end).unwrap_or("");
+    let java = params.last().is_some_and(|p| {
+        p.ty.as_deref().is_some_and(|t| t.ends_with("[]")) && slice(p.span).contains("...")
+    });
+    java || params.iter().any(|p| {
+        let before = text.get(..p.span.start).unwrap_or("").trim_end();
+        slice(p.span).trim_start().starts_with("vararg ")
+            || before
+                .strip_suffix("vararg")
+                .is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+    })
 }
 
 /// What a `{` opened.
@@ -389,15 +413,65 @@ impl<'a> Outline<'a, '_> {
         None
     }
 
-    fn push(&mut self, name: impl Into<std::borrow::Cow<'a, str>>, arity: usize, has_body: bool) {
+    /// Records a function whose parameters (if any) open at token `open`.
+    fn push(
+        &mut self,
+        name: impl Into<std::borrow::Cow<'a, str>>,
+        arity: usize,
+        has_body: bool,
+        open: Option<usize>,
+    ) {
         let owner = self.owner_type();
+        let (has_self, varargs) = open.map_or((false, false), |o| self.param_traits(o));
         self.out.push(FnDecl {
             name: name.into(),
             arity,
             owner: owner.and_then(|o| o.0),
             owner_type: owner.map(|o| o.1),
             has_body,
+            has_self,
+            varargs,
         });
+    }
+
+    /// Of the parameter list opening at token `open`: does a Rust one start with `self`
+    /// (`&'a mut self`), and does a Java (`...`) or Kotlin (`vararg`) one take any number of
+    /// arguments?
+    fn param_traits(&self, open: usize) -> (bool, bool) {
+        let (mut has_self, mut varargs) = (false, false);
+        let (mut depth, mut first) = (0usize, true);
+        let mut j = open + 1;
+        while j < self.toks.len() {
+            let k = self.kind(j);
+            match k {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' if depth == 0 => break,
+                b')' | b']' | b'}' => depth -= 1,
+                _ => {}
+            }
+            if depth == 0 {
+                match self.lang {
+                    Lang::Rust if first => match k {
+                        b'&' | b'\'' => {}
+                        b'a' if self.is(j, "mut") || self.kind(j - 1) == b'\'' => {}
+                        b'a' => {
+                            has_self = self.is(j, "self");
+                            first = false;
+                        }
+                        _ => first = false,
+                    },
+                    Lang::Java
+                        if k == b'.' && self.kind(j + 1) == b'.' && self.kind(j + 2) == b'.' =>
+                    {
+                        varargs = true
+                    }
+                    Lang::Kotlin if self.is(j, "vararg") => varargs = true,
+                    _ => {}
+                }
+            }
+            j += 1;
+        }
+        (has_self, varargs)
     }
 
     /// Java or Kotlin: the import whose path starts at `j` (`a.b.*`; Kotlin's `as` alias
@@ -1580,7 +1654,7 @@ impl<'a> Outline<'a, '_> {
                 && !matches!(self.kind(i.wrapping_sub(1)), b'.' | b'=')
                 && !self.is(i.wrapping_sub(1), "new")
             {
-                self.push(w, n, true);
+                self.push(w, n, true, None);
                 self.opens(Some(i + 1), Frame::Body);
             }
             return i + 1;
@@ -1612,7 +1686,7 @@ impl<'a> Outline<'a, '_> {
             j += 1;
         }
         let has_body = self.kind(j) == b'{';
-        self.push(w, arity, has_body);
+        self.push(w, arity, has_body, Some(i + 1));
         if has_body {
             self.opens(Some(j), Frame::Body);
         }
@@ -1632,7 +1706,7 @@ impl<'a> Outline<'a, '_> {
         } else {
             return false;
         };
-        self.push(name, 0, true);
+        self.push(name, 0, true, None);
         true
     }
 
@@ -1746,12 +1820,15 @@ impl<'a> Outline<'a, '_> {
                 }
                 // (Its owner is the class itself, whose body has not opened yet.)
                 let ctor = |o: &mut Self, arity: usize| {
+                    let (has_self, varargs) = o.param_traits(k);
                     o.out.push(FnDecl {
                         name: name.into(),
                         arity,
                         owner: Some(name),
                         owner_type: o.types.len().checked_sub(1),
                         has_body: true,
+                        has_self,
+                        varargs,
                     });
                 };
                 if w == "class" && self.kind(k) == b'(' {
@@ -1776,14 +1853,14 @@ impl<'a> Outline<'a, '_> {
                     j = self.group(j + 2).0;
                 }
                 let has_body = self.kind(j) == b'{';
-                self.push(owner, n, has_body);
+                self.push(owner, n, has_body, Some(i + 1));
                 if has_body {
                     self.opens(Some(j), Frame::Body);
                 }
                 j
             }
             "init" if self.at_member_level() && self.kind(i + 1) == b'{' => {
-                self.push("<init>", 0, true);
+                self.push("<init>", 0, true, None);
                 self.opens(Some(i + 1), Frame::Body);
                 i + 1
             }
@@ -1838,7 +1915,7 @@ impl<'a> Outline<'a, '_> {
                     k += 2;
                 }
                 let has_body = matches!(self.kind(k), b'{' | b'=');
-                self.push(name, n, has_body);
+                self.push(name, n, has_body, Some(i + 1));
                 if self.kind(k) == b'{' {
                     self.opens(Some(k), Frame::Body);
                 }
@@ -1863,6 +1940,8 @@ impl<'a> Outline<'a, '_> {
                         owner: Some(name),
                         owner_type: self.types.len().checked_sub(1),
                         has_body: true,
+                        has_self: false,
+                        varargs: false,
                     });
                     return;
                 }
@@ -1875,6 +1954,8 @@ impl<'a> Outline<'a, '_> {
                         owner: Some(name),
                         owner_type: self.types.len().checked_sub(1),
                         has_body: true,
+                        has_self: false,
+                        varargs: false,
                     });
                     return;
                 }
@@ -1929,7 +2010,7 @@ impl<'a> Outline<'a, '_> {
             }
         }
         let has_body = matches!(self.kind(k), b'{' | b'=');
-        self.push(name, n, has_body);
+        self.push(name, n, has_body, Some(j));
         if self.kind(k) == b'{' {
             self.opens(Some(k), Frame::Body);
         }
@@ -2065,7 +2146,7 @@ impl<'a> Outline<'a, '_> {
                 }
                 let has_body = self.kind(k) == b'{';
                 if !name.starts_with('$') {
-                    self.push(name, n, has_body);
+                    self.push(name, n, has_body, Some(j));
                 }
                 if has_body {
                     self.opens(Some(k), Frame::Body);
@@ -2295,7 +2376,7 @@ mod tests {
             .collect();
         let facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
         assert!(facts.syntax_errors.is_empty(), "{text}");
-        let mut want: Vec<Decl> = of_facts(&facts).into_iter().map(owned).collect();
+        let mut want: Vec<Decl> = of_facts(&facts, text).into_iter().map(owned).collect();
         want.sort();
         let mut sorted = got.clone();
         sorted.sort();

@@ -10,9 +10,12 @@ use crate::source::SourceFile;
 pub use crate::walk::{held_lambda, walk_expr, walk_stmts};
 use rayon::prelude::*;
 
-/// Call name -> (caller, call span). Names as in the facts: cloning one is a copy, not an
-/// allocation, for names of up to 24 bytes.
-type CallIndex = HashMap<Text, Vec<(FnRef, Span)>>;
+/// Call name -> (caller, call span) in one file. Names as in the facts: cloning one is a copy,
+/// not an allocation, for names of up to 24 bytes.
+type CallIndex = HashMap<Text, Vec<(FnId, Span)>>;
+
+/// The calls of one name in the project: (function it is written in, call span).
+pub type Calls = std::sync::Arc<[(FnRef, Span)]>;
 
 /// One source file: its declarations (from the lexical outline), and its facts, parsed the
 /// first time an analysis asks for them.
@@ -21,6 +24,8 @@ pub struct Unit {
     pub lang: Lang,
     /// Its declarations, which the index is built from.
     decls: crate::decls::Decls,
+    /// Where its comments are (byte ranges, in order).
+    comments: Box<[(u32, u32)]>,
     parse: std::sync::OnceLock<crate::decls::Parse>,
     /// A test source (`src/test/**`, `*Test.java`, `tests/**`), checked with `--include-tests`.
     pub is_test: bool,
@@ -29,8 +34,10 @@ pub struct Unit {
 impl Unit {
     /// A file read: outlined now, parsed on demand.
     pub fn new(src: SourceFile, lang: Lang, is_test: bool) -> Unit {
+        let (decls, comments) = crate::decls::declared(lang, &src.text);
         Unit {
-            decls: crate::decls::declared(lang, &src.text),
+            decls,
+            comments: comments.into_boxed_slice(),
             src,
             lang,
             parse: std::sync::OnceLock::new(),
@@ -44,6 +51,7 @@ impl Unit {
             src,
             lang,
             decls: crate::decls::Decls::default(),
+            comments: Box::default(),
             parse: std::sync::OnceLock::from(crate::decls::Parse::default()),
             is_test,
         }
@@ -52,6 +60,16 @@ impl Unit {
     /// What it declares, as the project index files it.
     pub fn decls(&self) -> &crate::decls::Decls {
         &self.decls
+    }
+
+    /// May its code (its text outside comments) hold one of the words of `needles`?
+    pub fn may_hold(&self, needles: &crate::needles::Needles) -> bool {
+        needles.may_contain_code(self.lang, &self.src.text, &self.comments)
+    }
+
+    /// Its imports, as the facts write them (from the outline: no parse).
+    pub fn imports(&self) -> &[String] {
+        &self.decls.imports
     }
 
     /// The file's facts, parsed now if no analysis asked for them before (threads asking at
@@ -124,9 +142,10 @@ pub struct Project {
     /// Field or file-level binding name -> where it is declared: (unit, owning type or `None`
     /// for a file-level binding, index in that list).
     fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>>,
-    /// Call name -> (caller, call span) for every call or method reference in the project
-    /// (built on first use).
-    calls_by_name: std::sync::OnceLock<CallIndex>,
+    /// Per unit, on first use: its calls and method references by name.
+    unit_calls: Vec<std::sync::OnceLock<CallIndex>>,
+    /// Call name -> every call of it in the project, kept once asked.
+    calls_by_name: std::sync::Mutex<HashMap<String, Calls>>,
     /// Text of configuration files next to the sources (`application.properties`,
     /// `application.yml`, `quartz.properties`) that the coordination rules read.
     pub config_texts: Vec<String>,
@@ -156,7 +175,8 @@ impl Project {
             subtypes: HashMap::default(),
             subtype_pos: HashMap::default(),
             config_texts: Vec::new(),
-            calls_by_name: std::sync::OnceLock::new(),
+            unit_calls: Vec::new(),
+            calls_by_name: Default::default(),
             fields_by_name: HashMap::default(),
         };
         let mut fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>> =
@@ -178,6 +198,11 @@ impl Project {
             }
         }
         project.fields_by_name = fields_by_name;
+        project.unit_calls = project
+            .units
+            .iter()
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
         project.supers = (0..project.units.len())
             .into_par_iter()
             .map(|u| {
@@ -238,39 +263,19 @@ impl Project {
     }
 
     /// Does a call with `arity` arguments fit `r`? Kotlin parameters may have defaults (not
-    /// modelled), so a Kotlin function with more parameters fits too.
+    /// modelled), so a Kotlin function with more parameters fits too. Read from the
+    /// declarations (no parse), or for a function only the facts have, from the facts.
     pub fn arity_ok(&self, r: FnRef, arity: usize) -> bool {
-        let n = self
-            .func(r)
-            .params
-            .iter()
-            .filter(|p| p.name != "self")
-            .count();
-        n == arity
-            || (n > arity && self.units[r.unit].lang == crate::facts::Lang::Kotlin)
-            || (arity + 1 >= n && self.is_varargs(r))
-    }
-
-    /// Does `r` take any number of arguments: its last parameter a Java varargs one (`String...
-    /// parts`), or a Kotlin `vararg` parameter anywhere (`fun key(op: String, vararg ids: String)`)?
-    fn is_varargs(&self, r: FnRef) -> bool {
-        let u = &self.units[r.unit];
-        let params = &self.func(r).params;
-        match u.lang {
-            crate::facts::Lang::Java => params.last().is_some_and(|p| {
-                p.ty.as_deref().is_some_and(|t| t.ends_with("[]"))
-                    && u.src.slice(p.span).contains("...")
-            }),
-            // The modifier stands before the parameter's own span.
-            crate::facts::Lang::Kotlin => params.iter().any(|p| {
-                let before = u.src.text[..p.span.start.min(u.src.text.len())].trim_end();
-                u.src.slice(p.span).trim_start().starts_with("vararg ")
-                    || before
-                        .strip_suffix("vararg")
-                        .is_some_and(|b| !b.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
-            }),
-            crate::facts::Lang::Rust => false,
-        }
+        let unit = &self.units[r.unit];
+        let (n, varargs) = match unit.decls().functions.get(r.f) {
+            Some(d) => (d.params, d.varargs),
+            None => {
+                let f = self.func(r);
+                let n = f.params.iter().filter(|p| p.name != "self").count();
+                (n, crate::outline::varargs(&f.params, &unit.src.text))
+            }
+        };
+        n == arity || (n > arity && unit.lang == Lang::Kotlin) || (arity + 1 >= n && varargs)
     }
 
     /// Methods named `name` with `arity` parameters of type `ty` or of a project type that
@@ -398,8 +403,7 @@ impl Project {
         let here = here.strip_suffix("/mod").unwrap_or(&here).to_string();
         let tail = format!("::{name}");
         let path = u
-            .facts()
-            .imports
+            .imports()
             .iter()
             .find_map(|i| i.strip_suffix(tail.as_str()))?;
         let mut parts = path.split("::");
@@ -492,8 +496,7 @@ impl Project {
     /// Does file `u` import something under one of `prefixes` (`okhttp3`, `org.jobrunr`)?
     pub fn imports_any(&self, u: usize, prefixes: &[String]) -> bool {
         self.units[u]
-            .facts()
-            .imports
+            .imports()
             .iter()
             .any(|i| prefixes.iter().any(|pre| i.starts_with(pre.as_str())))
     }
@@ -509,36 +512,52 @@ impl Project {
     }
 
     /// Every call (or method reference) in the project named `name`: (function it is written
-    /// in, call span).
-    pub fn calls_named(&self, name: &str) -> &[(FnRef, Span)] {
-        self.calls_by_name
-            .get_or_init(|| {
-                let per_unit: Vec<Vec<(Text, FnRef, Span)>> = self
-                    .units
-                    .par_iter()
-                    .enumerate()
-                    .map(|(u, unit)| {
-                        let mut v = Vec::new();
-                        for (f, func) in unit.facts().functions.iter().enumerate() {
-                            walk_stmts(&func.body, &mut |e| {
-                                if let ExprKind::Call { name, .. }
-                                | ExprKind::MethodRef { name, .. } = &e.kind
-                                {
-                                    v.push((name.clone(), FnRef { unit: u, f }, e.span));
-                                }
-                            });
-                        }
-                        v
-                    })
-                    .collect();
-                let mut m = CallIndex::default();
-                for (name, at, span) in per_unit.into_iter().flatten() {
-                    m.entry(name).or_default().push((at, span));
+    /// in, call span), in file and function order. Only files whose text holds the name are
+    /// read; the answer is kept for the next question.
+    pub fn calls_named(&self, name: &str) -> Calls {
+        let cache = || {
+            self.calls_by_name
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(v) = cache().get(name) {
+            return v.clone();
+        }
+        let needles = crate::needles::Needles::new([name]);
+        let per_unit: Vec<Vec<(FnRef, Span)>> = self
+            .units
+            .par_iter()
+            .enumerate()
+            .map(|(u, unit)| {
+                if !unit.may_hold(&needles) {
+                    return Vec::new();
                 }
-                m
+                self.calls_in(u).get(name).map_or_else(Vec::new, |v| {
+                    v.iter()
+                        .map(|&(f, span)| (FnRef { unit: u, f }, span))
+                        .collect()
+                })
             })
-            .get(name)
-            .map_or(&[], Vec::as_slice)
+            .collect();
+        let v: Calls = per_unit.into_iter().flatten().collect();
+        cache().insert(name.to_string(), v.clone());
+        v
+    }
+
+    /// The calls and method references written in unit `u`, by name.
+    fn calls_in(&self, u: usize) -> &CallIndex {
+        self.unit_calls[u].get_or_init(|| {
+            let mut m = CallIndex::default();
+            for (f, func) in self.units[u].facts().functions.iter().enumerate() {
+                walk_stmts(&func.body, &mut |e| {
+                    if let ExprKind::Call { name, .. } | ExprKind::MethodRef { name, .. } = &e.kind
+                    {
+                        m.entry(name.clone()).or_default().push((f, e.span));
+                    }
+                });
+            }
+            m
+        })
     }
 
     pub fn count_named(&self, name: &str) -> usize {
@@ -597,7 +616,7 @@ impl Project {
                     .units
                     .par_iter()
                     .map(|u| {
-                        if calls.is_empty() || !needles.may_contain(u.lang, &u.src.text) {
+                        if calls.is_empty() || !u.may_hold(&needles) {
                             return Vec::new();
                         }
                         crate::registrations::in_file(u.facts(), &calls)
@@ -740,10 +759,7 @@ impl Project {
 
     /// Per unit, in parallel: may its text hold one of the words of `needles`?
     pub fn units_containing(&self, needles: &crate::needles::Needles) -> Vec<bool> {
-        self.units
-            .par_iter()
-            .map(|u| needles.may_contain(u.lang, &u.src.text))
-            .collect()
+        self.units.par_iter().map(|u| u.may_hold(needles)).collect()
     }
 
     /// The lambdas and local functions written directly in each function of unit `u`.

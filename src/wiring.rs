@@ -193,8 +193,7 @@ fn sees(p: &Project, site: usize, decl: usize, type_name: &str) -> bool {
         return true;
     }
     let imports: Vec<String> = p.units[site]
-        .facts()
-        .imports
+        .imports()
         .iter()
         .filter_map(|i| {
             let i = i.replace("::", ".");

@@ -10,7 +10,15 @@ use idemlint::facts::{FileFacts, Lang};
 use idemlint::outline::FnDecl;
 use std::path::{Path, PathBuf};
 
-type Decl = (String, usize, Option<String>, Option<usize>, bool);
+type Decl = (
+    String,
+    usize,
+    Option<String>,
+    Option<usize>,
+    bool,
+    bool,
+    bool,
+);
 
 fn owned(d: FnDecl) -> Decl {
     (
@@ -19,12 +27,14 @@ fn owned(d: FnDecl) -> Decl {
         d.owner.map(str::to_string),
         d.owner_type,
         d.has_body,
+        d.has_self,
+        d.varargs,
     )
 }
 
 /// The named functions of `facts` as the outline describes them.
-fn from_facts(facts: &FileFacts) -> Vec<Decl> {
-    idemlint::outline::of_facts(facts)
+fn from_facts(facts: &FileFacts, text: &str) -> Vec<Decl> {
+    idemlint::outline::of_facts(facts, text)
         .into_iter()
         .map(owned)
         .collect()
@@ -43,7 +53,7 @@ fn from_outline(lang: Lang, text: &str) -> Vec<Decl> {
 fn check(dirs: &[PathBuf]) -> (usize, usize, Vec<String>) {
     let (mut fns, mut differ) = (0, Vec::new());
     let files = common::each_parsed(dirs, |path, lang, text, facts| {
-        let want = from_facts(facts);
+        let want = from_facts(facts, text);
         let got = from_outline(lang, text);
         fns += want.len();
         if want == got {

@@ -788,9 +788,6 @@ struct Finder<'a, 'p> {
     flow: &'a Flow<'p>,
     shaper: Shaper<'p>,
     key_fns: std::cell::RefCell<HashMap<FnRef, bool>>,
-    /// Every call of a name some project function has, by name; built on first use (to find
-    /// the callers of a POST helper or of a function handed SDK options).
-    calls: std::cell::OnceCell<HashMap<&'p str, Vec<(FnRef, &'p Expr)>>>,
 }
 
 /// A helper that POSTs to a URL built from its parameter `param`.
@@ -820,7 +817,6 @@ pub fn find<'p>(
             properties_annotations: cat.coord.config.properties_annotations.clone(),
         },
         key_fns: Default::default(),
-        calls: Default::default(),
     };
     let mut posts = Posts::default();
     let mut helpers: Vec<Helper> = Vec::new();
@@ -896,36 +892,25 @@ pub fn find<'p>(
 }
 
 impl<'p> super::sdk_params::Callers<'p> for Finder<'_, 'p> {
-    fn calls_named(&self, name: &str) -> &[(FnRef, &'p Expr)] {
+    fn calls_named(&self, name: &str) -> Vec<(FnRef, &'p Expr)> {
         Finder::calls_named(self, name)
     }
 }
 
 impl<'p> Finder<'_, 'p> {
-    /// The calls named `name` in the project, with the function each is in.
-    fn calls_named(&self, name: &str) -> &[(FnRef, &'p Expr)] {
+    /// The calls of a project function's name, with the function each is in.
+    fn calls_named(&self, name: &str) -> Vec<(FnRef, &'p Expr)> {
         let p = self.p;
-        self.calls
-            .get_or_init(|| {
-                let mut by_name: HashMap<&'p str, Vec<(FnRef, &'p Expr)>> = HashMap::default();
-                for (u, unit) in p.units.iter().enumerate() {
-                    for (f, func) in unit.facts().functions.iter().enumerate() {
-                        walk_stmts(&func.body, &mut |e| {
-                            if let ExprKind::Call { name, .. } = &e.kind
-                                && p.count_named(name) > 0
-                            {
-                                by_name
-                                    .entry(name.as_str())
-                                    .or_default()
-                                    .push((FnRef { unit: u, f }, e));
-                            }
-                        });
-                    }
-                }
-                by_name
+        if p.count_named(name) == 0 {
+            return Vec::new();
+        }
+        p.calls_named(name)
+            .iter()
+            .filter_map(|&(at, span)| {
+                let e = crate::project::find_call(p.func(at), span)?;
+                matches!(e.kind, ExprKind::Call { .. }).then_some((at, e))
             })
-            .get(name)
-            .map_or(&[], Vec::as_slice)
+            .collect()
     }
 
     fn shape_of(&self, at: FnRef, e: &'p Expr) -> Vec<Piece> {
@@ -992,7 +977,7 @@ impl<'p> Finder<'_, 'p> {
                             families: chain_family(
                                 &chain,
                                 self.p.units[at.unit].lang,
-                                &self.p.units[at.unit].facts().imports,
+                                self.p.units[at.unit].imports(),
                             ),
                             sdk: None,
                             client: None,
@@ -1016,7 +1001,7 @@ impl<'p> Finder<'_, 'p> {
                                 families: chain_family(
                                     &chain,
                                     self.p.units[at.unit].lang,
-                                    &self.p.units[at.unit].facts().imports,
+                                    self.p.units[at.unit].imports(),
                                 ),
                             });
                         }
@@ -1123,7 +1108,7 @@ impl<'p> Finder<'_, 'p> {
         }
         let name = outer.name.as_deref()?;
         let mut callers = 0;
-        for &(caller, call) in self.calls_named(name) {
+        for (caller, call) in self.calls_named(name) {
             if let ExprKind::Call { args, .. } = &call.kind
                 && args.len() + 1 >= outer.params.len()
                 && args.len() <= outer.params.len()

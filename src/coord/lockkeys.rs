@@ -9,6 +9,7 @@ use crate::catalog::contains_ignore_ascii_case;
 use crate::facts::{Arg, Expr, ExprKind, Span, simple_name};
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, walk_expr, walk_stmts};
+use rayon::prelude::*;
 
 /// A lock key expression.
 pub struct LockKey<'p> {
@@ -77,72 +78,44 @@ impl<'p> Coord<'p> {
     fn lock_helper_names(&self) -> HashSet<&'p str> {
         let p: &'p crate::project::Project = self.p;
         let key_calls = &self.cat.coord.locks.key_calls;
-        // (names a call may reach the function by, call names in it).
-        let mut calls_of: Vec<(Vec<&'p str>, Vec<&'p str>)> = Vec::new();
+        // A function with a lock call of its own names it, or SQL, or "NX", in its file's text;
+        // a function above one calls it by a name its file's text holds. Only those files are
+        // read, level by level.
+        let direct = crate::needles::Needles::new(
+            key_calls
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .chain(LOCK_WORDS.iter().copied()),
+        );
+        let mut scanned = vec![false; p.units.len()];
         let mut names: HashSet<&'p str> = HashSet::default();
-        for (u, unit) in p.units.iter().enumerate() {
-            for (f, via) in crate::project::call_names(unit) {
-                let mut direct = false;
-                let mut calls: Vec<&'p str> = Vec::new();
-                let params = &p.func(FnRef { unit: u, f }).params;
-                let names_param = |args: &[Arg]| {
-                    if params.is_empty() {
-                        return false;
-                    }
-                    let mut yes = false;
-                    for a in args {
-                        walk_expr(&a.value, &mut |x| {
-                            yes |= matches!(&x.kind, ExprKind::Name(n) if params.iter().any(|q| q.name == *n));
-                        });
-                    }
-                    yes
-                };
-                let mut passes_param = false;
-                for g in p.with_nested(FnRef { unit: u, f }) {
-                    walk_stmts(&p.func(g).body, &mut |e| {
-                        let (c, args) = match &e.kind {
-                            ExprKind::Call { name, args, .. } | ExprKind::Macro { name, args } => {
-                                (name.as_str(), args)
-                            }
-                            ExprKind::New { ty, args, .. } => (simple_name(ty), args),
-                            // Advisory-lock SQL (also what `.bind(..)` keys hang off), and the
-                            // "NX" of a redis-rs `cmd("SET")` chain.
-                            ExprKind::Str(s) => {
-                                direct |= s.eq_ignore_ascii_case("nx")
-                                    || ["advisory", "get_lock(", "sp_getapplock"]
-                                        .iter()
-                                        .any(|k| contains_ignore_ascii_case(s, k));
-                                return;
-                            }
-                            _ => return,
-                        };
-                        // A lock call with its key argument (`mutex.lock()` has none, nor
-                        // has `mutex.withLock { .. }`), or a Redis `set(key, value, ..nx..)`.
-                        direct |= key_calls.iter().any(|(k, _)| k == c)
-                            && args
-                                .iter()
-                                .take(2)
-                                .any(|a| !matches!(a.value.kind, ExprKind::Lambda(_)))
-                            || is_set_nx(c, args);
-                        // A helper's key parameter maps to an argument that names a parameter
-                        // of this function: other calls cannot pass a key through.
-                        if names_param(args) {
-                            passes_param = true;
-                            calls.push(c);
-                        }
-                    });
+        let mut calls_of: HelperCalls<'p> = Vec::new();
+        let mut scan =
+            |want: Vec<bool>, names: &mut HashSet<&'p str>, calls_of: &mut HelperCalls<'p>| {
+                let todo: Vec<usize> = (0..p.units.len())
+                    .filter(|&u| want[u] && !scanned[u])
+                    .collect();
+                for &u in &todo {
+                    scanned[u] = true;
                 }
-                if direct && passes_param {
-                    names.extend(via);
-                } else if !calls.is_empty() {
-                    calls_of.push((via, calls));
+                let found: Vec<_> = todo
+                    .into_par_iter()
+                    .map(|u| helpers_in(p, u, key_calls))
+                    .collect();
+                for (direct, calls) in found {
+                    names.extend(direct);
+                    calls_of.extend(calls);
                 }
-            }
-        }
+            };
+        scan(p.units_containing(&direct), &mut names, &mut calls_of);
         // `keys_in` follows helpers three calls deep and the innermost must have a lock call
         // of its own, so a call at the top can only reach a lock key through functions at most
         // two helper levels above one with a lock call.
         for _ in 0..2 {
+            if !names.is_empty() {
+                let callers = crate::needles::Needles::new(names.iter().copied());
+                scan(p.units_containing(&callers), &mut names, &mut calls_of);
+            }
             let next: Vec<&'p str> = calls_of
                 .iter()
                 .filter(|(_, calls)| calls.iter().any(|c| names.contains(c)))
@@ -575,6 +548,92 @@ pub(crate) fn is_redis_set_nx_chain(e: &Expr) -> bool {
 
 /// Redis `SET key value NX`: Jedis `set(k, v, SetParams().nx())`, Lettuce
 /// `set(k, v, SetArgs.Builder.nx())`.
+/// Functions that hand a parameter to calls: the names each is reached by, with the names of
+/// those calls.
+type HelperCalls<'p> = Vec<(Vec<&'p str>, Vec<&'p str>)>;
+
+/// What the functions of unit `u` say for [`Coord::lock_helper_names`]: the names of those with
+/// a lock call keyed by a parameter, and for the others that hand a parameter to calls, the
+/// names they are reached by with the names of those calls.
+fn helpers_in<'p>(
+    p: &'p crate::project::Project,
+    u: usize,
+    key_calls: &[(String, usize)],
+) -> (Vec<&'p str>, HelperCalls<'p>) {
+    let unit = &p.units[u];
+    let mut names: Vec<&'p str> = Vec::new();
+    let mut calls_of: HelperCalls<'p> = Vec::new();
+    for (f, via) in crate::project::call_names(unit) {
+        let mut direct = false;
+        let mut calls: Vec<&'p str> = Vec::new();
+        let params = &p.func(FnRef { unit: u, f }).params;
+        let names_param = |args: &[Arg]| {
+            if params.is_empty() {
+                return false;
+            }
+            let mut yes = false;
+            for a in args {
+                walk_expr(&a.value, &mut |x| {
+                    yes |=
+                        matches!(&x.kind, ExprKind::Name(n) if params.iter().any(|q| q.name == *n));
+                });
+            }
+            yes
+        };
+        let mut passes_param = false;
+        for g in p.with_nested(FnRef { unit: u, f }) {
+            walk_stmts(&p.func(g).body, &mut |e| {
+                let (c, args) = match &e.kind {
+                    ExprKind::Call { name, args, .. } | ExprKind::Macro { name, args } => {
+                        (name.as_str(), args)
+                    }
+                    ExprKind::New { ty, args, .. } => (simple_name(ty), args),
+                    // Advisory-lock SQL (also what `.bind(..)` keys hang off), and the
+                    // "NX" of a redis-rs `cmd("SET")` chain.
+                    ExprKind::Str(s) => {
+                        direct |= s.eq_ignore_ascii_case("nx")
+                            || ["advisory", "get_lock(", "sp_getapplock"]
+                                .iter()
+                                .any(|k| contains_ignore_ascii_case(s, k));
+                        return;
+                    }
+                    _ => return,
+                };
+                // A lock call with its key argument (`mutex.lock()` has none, nor
+                // has `mutex.withLock { .. }`), or a Redis `set(key, value, ..nx..)`.
+                direct |= key_calls.iter().any(|(k, _)| k == c)
+                    && args
+                        .iter()
+                        .take(2)
+                        .any(|a| !matches!(a.value.kind, ExprKind::Lambda(_)))
+                    || is_set_nx(c, args);
+                // A helper's key parameter maps to an argument that names a parameter
+                // of this function: other calls cannot pass a key through.
+                if names_param(args) {
+                    passes_param = true;
+                    calls.push(c);
+                }
+            });
+        }
+        if direct && passes_param {
+            names.extend(via);
+        } else if !calls.is_empty() {
+            calls_of.push((via, calls));
+        }
+    }
+    (names, calls_of)
+}
+
+/// Words a lock call's file holds when the call takes a key of its own: advisory-lock SQL, a
+/// Redis `SET .. NX`.
+const LOCK_WORDS: &[&str] = &[
+    "nx",
+    "setIfAbsent",
+    "advisory",
+    "get_lock(",
+    "sp_getapplock",
+];
+
 pub(crate) fn is_set_nx(name: &str, args: &[Arg]) -> bool {
     name == "set" && args.len() >= 3 && args[2..].iter().any(|a| mentions_nx(&a.value))
 }

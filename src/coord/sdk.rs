@@ -79,7 +79,7 @@ impl<'p> Sdks<'p> {
                     .enumerate()
                     .filter(|(_, s)| {
                         s.langs.iter().any(|l| l == u.lang.name())
-                            && u.facts().imports.iter().any(|i| imports_sdk(s, u.lang, i))
+                            && u.imports().iter().any(|i| imports_sdk(s, u.lang, i))
                     })
                     .map(|(i, _)| i)
                     .collect()
@@ -196,8 +196,7 @@ impl<'p> Sdks<'p> {
         let suffix = format!(".{t}");
         let sdk = &self.cat.sdks[si];
         self.p.units[at.unit]
-            .facts()
-            .imports
+            .imports()
             .iter()
             .any(|i| i.ends_with(&suffix) && sdk.packages.iter().any(|p| i.starts_with(p.as_str())))
     }
@@ -332,7 +331,7 @@ impl<'p> Sdks<'p> {
         let t = simple_name(path);
         let u = &self.p.units[unit];
         let mut wildcard = false;
-        for i in &u.facts().imports {
+        for i in u.imports() {
             if !imports_sdk(sdk, u.lang, i) {
                 continue;
             }

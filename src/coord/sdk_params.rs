@@ -16,7 +16,7 @@ use crate::project::{FnRef, Project, walk_stmts};
 /// The calls of a name in the project, with the function each is in (the callers of a function
 /// that hands its parameter to an SDK call).
 pub trait Callers<'p> {
-    fn calls_named(&self, name: &str) -> &[(FnRef, &'p Expr)];
+    fn calls_named(&self, name: &str) -> Vec<(FnRef, &'p Expr)>;
 
     /// The calls that may run `f` (by name, then by the flow's call resolution), with the
     /// function each is in.
@@ -25,7 +25,7 @@ pub trait Callers<'p> {
             return Vec::new();
         };
         self.calls_named(name)
-            .iter()
+            .into_iter()
             .filter(|(at, call)| match &call.kind {
                 ExprKind::Call {
                     receiver,
@@ -36,7 +36,6 @@ pub trait Callers<'p> {
                     .contains(&f),
                 _ => false,
             })
-            .copied()
             .collect()
     }
 }

@@ -187,7 +187,11 @@ fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     let clock = std::time::Instant::now();
     let t = f();
     if crate::timings_enabled() {
-        eprintln!("timing:   {what} {:.3} s", clock.elapsed().as_secs_f64());
+        eprintln!(
+            "timing:   {what} {:.3} s ({} files parsed so far)",
+            clock.elapsed().as_secs_f64(),
+            crate::decls::parses_so_far()
+        );
     }
     t
 }

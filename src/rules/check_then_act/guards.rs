@@ -629,7 +629,7 @@ impl<'p> Coord<'p> {
             return false;
         }
         let mut any = false;
-        for &(caller, span) in sites {
+        for &(caller, span) in sites.iter() {
             if caller == named || self.p.ancestors(caller).any(|a| a == named) {
                 continue;
             }
