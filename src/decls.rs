@@ -108,11 +108,32 @@ impl Decls {
     }
 }
 
+/// What the lexical pass keeps of a file: its declarations and what the evidence gates read.
+pub struct Lexical {
+    pub decls: Decls,
+    /// Where its comments are (byte ranges, in order).
+    pub comments: Vec<(u32, u32)>,
+    /// The identifiers in its code (not in comments or string literals), each once, sorted,
+    /// one per line: every name its facts can hold but the made-up ones
+    /// ([`crate::lex::MADE_UP_NAMES`]).
+    pub names: Box<str>,
+    /// It writes a `\u` escape, which may spell a name in letters its text does not show.
+    pub escapes: bool,
+}
+
 /// The declarations of `text`, from its outline (no parse), and where its comments are.
-pub fn declared(lang: Lang, text: &str) -> (Decls, Vec<(u32, u32)>) {
+pub fn declared(lang: Lang, text: &str) -> Lexical {
     let lexed = crate::lex::lex(lang, text);
     let decls = Decls::of_outline(&crate::outline::outline(lang, text, &lexed.tokens));
-    (decls, lexed.comments)
+    let mut names: Vec<&str> = lexed.idents.clone();
+    names.sort_unstable();
+    names.dedup();
+    Lexical {
+        decls,
+        names: names.join("\n").into_boxed_str(),
+        escapes: text.contains("\\u"),
+        comments: lexed.comments,
+    }
 }
 
 /// Files parsed so far in this process (for `IDEMLINT_TIMINGS`).

@@ -33,6 +33,33 @@ pub struct Lexed<'a> {
     pub comments: Vec<(u32, u32)>,
 }
 
+/// Names the front ends make up rather than read from the text: Kotlin calls a function value
+/// through `invoke`, lowers operators and loops to the functions they call and names a
+/// `companion object` `Companion`; `this`, `self` and `super` stand for the receiver. A file
+/// may call any of these without writing it.
+pub const MADE_UP_NAMES: &[&str] = &[
+    "invoke",
+    "get",
+    "set",
+    "contains",
+    "iterator",
+    "next",
+    "hasNext",
+    "rangeTo",
+    "compareTo",
+    "plus",
+    "minus",
+    "times",
+    "div",
+    "not",
+    "unaryMinus",
+    "equals",
+    "this",
+    "self",
+    "super",
+    "Companion",
+];
+
 /// One token of [`Lexed::tokens`]: `kind` is `b'a'` for an identifier (its text is
 /// `start..end`), `b'"'` for a string literal, `b'0'` for a number, else the punctuation byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -90,4 +90,21 @@ mod tests {
         assert!(inv.may_contain(Lang::Kotlin, "fun f(g: () -> Unit) = g()"));
         assert!(!inv.may_contain(Lang::Java, "void f(Runnable g) { g.run(); }"));
     }
+
+    /// A word in a comment does not count; the same word in code or in a string does, and a
+    /// comment marker inside a string starts no comment.
+    #[test]
+    fn words_in_comments_do_not_count() {
+        let n = Needles::new(["obtain"]);
+        let check = |text: &str| {
+            let comments = crate::lex::lex(Lang::Java, text).comments;
+            n.may_contain_code(Lang::Java, text, &comments)
+        };
+        assert!(!check("/* You may obtain a copy */ class A {}"));
+        assert!(!check("class A { // obtain\n void f() {} }"));
+        assert!(check("/* x */ class A { void f() { pool.obtain(); } }"));
+        assert!(check("class A { String u = \"http://x/obtain\"; }"));
+        // Without the comment ranges the licence's word counts.
+        assert!(n.may_contain(Lang::Java, "/* You may obtain a copy */ class A {}"));
+    }
 }

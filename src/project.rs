@@ -26,6 +26,10 @@ pub struct Unit {
     decls: crate::decls::Decls,
     /// Where its comments are (byte ranges, in order).
     comments: Box<[(u32, u32)]>,
+    /// Its identifiers, one per line, until the project's name index takes them.
+    names: Box<str>,
+    /// It writes a `\u` escape (which may spell a name).
+    escapes: bool,
     parse: std::sync::OnceLock<crate::decls::Parse>,
     /// A test source (`src/test/**`, `*Test.java`, `tests/**`), checked with `--include-tests`.
     pub is_test: bool,
@@ -34,10 +38,12 @@ pub struct Unit {
 impl Unit {
     /// A file read: outlined now, parsed on demand.
     pub fn new(src: SourceFile, lang: Lang, is_test: bool) -> Unit {
-        let (decls, comments) = crate::decls::declared(lang, &src.text);
+        let lexical = crate::decls::declared(lang, &src.text);
         Unit {
-            decls,
-            comments: comments.into_boxed_slice(),
+            decls: lexical.decls,
+            comments: lexical.comments.into_boxed_slice(),
+            names: lexical.names,
+            escapes: lexical.escapes,
             src,
             lang,
             parse: std::sync::OnceLock::new(),
@@ -52,6 +58,8 @@ impl Unit {
             lang,
             decls: crate::decls::Decls::default(),
             comments: Box::default(),
+            names: Box::default(),
+            escapes: false,
             parse: std::sync::OnceLock::from(crate::decls::Parse::default()),
             is_test,
         }
@@ -142,6 +150,10 @@ pub struct Project {
     /// Field or file-level binding name -> where it is declared: (unit, owning type or `None`
     /// for a file-level binding, index in that list).
     fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>>,
+    /// Identifier -> the units whose code writes it.
+    names: HashMap<Text, Vec<u32>>,
+    /// Units that may spell a name through `\u` escapes: they may hold any name.
+    any_name: Vec<u32>,
     /// Per unit, on first use: its calls and method references by name.
     unit_calls: Vec<std::sync::OnceLock<CallIndex>>,
     /// Call name -> every call of it in the project, kept once asked.
@@ -152,7 +164,8 @@ pub struct Project {
 }
 
 impl Project {
-    pub fn new(units: Vec<Unit>) -> Project {
+    pub fn new(mut units: Vec<Unit>) -> Project {
+        let (names, any_name) = name_index(&mut units);
         let mut index = Index::default();
         // Each file's functions by name, in parallel, filed in order.
         let by_unit: Vec<_> = units
@@ -176,6 +189,8 @@ impl Project {
             subtype_pos: HashMap::default(),
             config_texts: Vec::new(),
             unit_calls: Vec::new(),
+            names,
+            any_name,
             calls_by_name: Default::default(),
             fields_by_name: HashMap::default(),
         };
@@ -512,8 +527,8 @@ impl Project {
     }
 
     /// Every call (or method reference) in the project named `name`: (function it is written
-    /// in, call span), in file and function order. Only files whose text holds the name are
-    /// read; the answer is kept for the next question.
+    /// in, call span), in file and function order. Only files whose code names it are read;
+    /// the answer is kept for the next question.
     pub fn calls_named(&self, name: &str) -> Calls {
         let cache = || {
             self.calls_by_name
@@ -523,15 +538,10 @@ impl Project {
         if let Some(v) = cache().get(name) {
             return v.clone();
         }
-        let needles = crate::needles::Needles::new([name]);
         let per_unit: Vec<Vec<(FnRef, Span)>> = self
-            .units
-            .par_iter()
-            .enumerate()
-            .map(|(u, unit)| {
-                if !unit.may_hold(&needles) {
-                    return Vec::new();
-                }
+            .units_naming(name)
+            .into_par_iter()
+            .map(|u| {
                 self.calls_in(u).get(name).map_or_else(Vec::new, |v| {
                     v.iter()
                         .map(|&(f, span)| (FnRef { unit: u, f }, span))
@@ -757,6 +767,46 @@ impl Project {
         out
     }
 
+    /// The units whose code may hold the name `name` (a call of it, a declaration, a
+    /// reference), in order: those that write it, those whose escapes may spell it, and for a
+    /// name the front ends make up (`invoke`, `Companion`), every unit.
+    pub fn units_naming(&self, name: &str) -> Vec<usize> {
+        if crate::lex::MADE_UP_NAMES.contains(&name) {
+            return (0..self.units.len()).collect();
+        }
+        let mut out: Vec<usize> = self
+            .names
+            .get(name)
+            .into_iter()
+            .flatten()
+            .chain(&self.any_name)
+            .map(|&u| u as usize)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Per unit: may its code hold a name `pred` accepts? Each distinct name of the project is
+    /// asked once.
+    pub fn units_naming_any(&self, pred: impl Fn(&str) -> bool + Sync) -> Vec<bool> {
+        let mut out = vec![false; self.units.len()];
+        if crate::lex::MADE_UP_NAMES.iter().any(|n| pred(n)) {
+            out.iter_mut().for_each(|x| *x = true);
+            return out;
+        }
+        let hits: Vec<&Vec<u32>> = self
+            .names
+            .par_iter()
+            .filter(|(n, _)| pred(n))
+            .map(|(_, v)| v)
+            .collect();
+        for &u in hits.into_iter().flatten().chain(&self.any_name) {
+            out[u as usize] = true;
+        }
+        out
+    }
+
     /// Per unit, in parallel: may its text hold one of the words of `needles`?
     pub fn units_containing(&self, needles: &crate::needles::Needles) -> Vec<bool> {
         self.units.par_iter().map(|u| u.may_hold(needles)).collect()
@@ -868,6 +918,28 @@ impl Index {
             None => {}
         }
     }
+}
+
+/// Identifier -> units writing it, from each unit's names (which it takes), and the units
+/// whose `\u` escapes may spell any name.
+fn name_index(units: &mut [Unit]) -> (HashMap<Text, Vec<u32>>, Vec<u32>) {
+    let mut index: HashMap<Text, Vec<u32>> = HashMap::default();
+    let mut any = Vec::new();
+    for (u, unit) in units.iter_mut().enumerate() {
+        let names = std::mem::take(&mut unit.names);
+        for n in names.split('\n').filter(|n| !n.is_empty()) {
+            match index.get_mut(n) {
+                Some(v) => v.push(u as u32),
+                None => {
+                    index.insert(Text::from(n), vec![u as u32]);
+                }
+            }
+        }
+        if unit.escapes {
+            any.push(u as u32);
+        }
+    }
+    (index, any)
 }
 
 /// `map[key].push(v)`, allocating the key only when it is new.
@@ -1096,6 +1168,32 @@ pub(crate) fn parsed(files: &[(&str, &str)]) -> Project {
 mod tests {
     use super::module_root;
     use std::path::Path;
+
+    /// The name index holds the names a file's code writes, not those of its comments; a
+    /// made-up name (`invoke`) is in every file, and a file with `\\u` escapes may hold any.
+    #[test]
+    fn files_by_the_names_their_code_writes() {
+        let p = super::parsed(&[
+            ("A.java", "class A { void f() { charge(); } }"),
+            (
+                "B.java",
+                "// charge() is not called here\nclass B { void g() { log(); } }",
+            ),
+            ("C.java", "class C { String s = \"\\u0063harge\"; }"),
+            ("D.kt", "fun h(k: () -> Unit) = k()"),
+        ]);
+        assert_eq!(p.units_naming("charge"), [0, 2]);
+        assert_eq!(p.units_naming("log"), [1, 2]);
+        assert_eq!(p.units_naming("invoke"), [0, 1, 2, 3]);
+        assert_eq!(
+            p.units_naming_any(|n| n.starts_with("cha")),
+            [true, false, true, false]
+        );
+        // The calls of a name come from those files, in order.
+        let calls = p.calls_named("charge");
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].0.unit, 0);
+    }
 
     #[test]
     fn module_roots_from_paths() {

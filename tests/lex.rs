@@ -76,31 +76,8 @@ fn names(facts: &FileFacts) -> BTreeSet<String> {
     out
 }
 
-/// Names the front ends make up rather than read: Kotlin calls a function value through
-/// `invoke`, lowers operators and loops to the functions they call and names a
-/// `companion object` `Companion`.
-const MADE_UP: &[&str] = &[
-    "invoke",
-    "get",
-    "set",
-    "contains",
-    "iterator",
-    "next",
-    "hasNext",
-    "rangeTo",
-    "compareTo",
-    "plus",
-    "minus",
-    "times",
-    "div",
-    "not",
-    "unaryMinus",
-    "equals",
-    "this",
-    "self",
-    "super",
-    "Companion",
-];
+/// Names the front ends make up rather than read (`invoke`, operators, `Companion`).
+const MADE_UP: &[&str] = idemlint::lex::MADE_UP_NAMES;
 
 /// Is `n` a name of the text as the front ends see it? Besides the made-up names: a Rust
 /// tuple field (`pair.0`) is a number; Kotlin property getters and `init` blocks are functions

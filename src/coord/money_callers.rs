@@ -19,7 +19,7 @@
 use super::Coord;
 use super::money_gate::MoneyGate;
 use super::words::{is_money_name, is_payment_port_call};
-use crate::facts::{Expr, ExprKind, FnKind, TypeKind, simple_name};
+use crate::facts::{ExprKind, FnKind, TypeKind, simple_name};
 use crate::hash::HashMap;
 use crate::project::{FnRef, Project};
 use crate::walk::walk_stmts;
@@ -92,54 +92,60 @@ fn compute(co: &Coord) -> MoneyGate {
     let clock = std::time::Instant::now();
     let p = co.p;
     let (cat, flows, shared) = (co.cat, co.flow.caches(), &co.shared);
-    // Evidence in each unit: where money moves, and bodiless functions a call to which
-    // moves it, each with how many calls above it the walk still counts it.
-    let (evidence, calls): (Vec<Evidence>, Vec<Calls>) = (0..p.units.len())
+    // Evidence is written in a file's code as a name (a money call's, an SDK money method's, a
+    // payment port's), or is a POST the POST finder found there. Only those files are read.
+    let mut may_hold = p.units_naming_any(|n| money_evidence_name(cat, n));
+    for s in &shared.posts.sites {
+        may_hold[s.at.unit] = true;
+    }
+    let may_hold: Vec<usize> = (0..p.units.len()).filter(|&u| may_hold[u]).collect();
+    // Evidence in each of those units: where money moves, and bodiless functions a call to
+    // which moves it, each with how many calls above it the walk still counts it.
+    let evidence: Vec<(usize, Evidence)> = may_hold
         .into_par_iter()
         .map_init(
             || Coord::new(p, cat, flows, shared.clone()),
-            |c, u| money_evidence(c, u),
+            |c, u| (u, money_evidence(c, u)),
         )
-        .unzip();
-    let mut member: Vec<Vec<bool>> = p
-        .units
-        .iter()
-        .map(|u| vec![false; u.facts().functions.len()])
         .collect();
     if evidence
         .iter()
-        .all(|e| e.positions.is_empty() && e.fns.is_empty())
+        .all(|(_, e)| e.positions.is_empty() && e.fns.is_empty())
     {
-        return MoneyGate::new(member);
+        return MoneyGate::new(Default::default());
     }
-    let nesting: Vec<Nesting> = (0..p.units.len())
-        .into_par_iter()
-        .map(|u| Nesting::new(p, u))
-        .collect();
     let t_evidence = clock.elapsed().as_secs_f64();
-    let mut calls: Calls = calls.into_iter().flatten().collect();
-    calls.par_sort_unstable_by(|a, b| a.0.cmp(b.0));
+    // Each unit's nesting, made when first needed.
+    let mut nesting: HashMap<usize, Nesting> = HashMap::default();
+    let mut around_in = |u: usize, pos: usize, out: &mut Vec<usize>| {
+        out.clear();
+        nesting
+            .entry(u)
+            .or_insert_with(|| Nesting::new(p, u))
+            .around(pos, out);
+    };
     // Highest first by how many calls above it money still counts (`budget`): callers of a
     // function with budget b have b - 1; every function reached is a member.
-    let mut budget: Vec<Vec<i32>> = member.iter().map(|m| vec![-1; m.len()]).collect();
+    let mut budget: HashMap<FnRef, i32> = HashMap::default();
     let mut buckets: std::collections::BinaryHeap<(i32, FnRef)> = Default::default();
     let reach = |f: FnRef,
                  b: i32,
-                 budget: &mut Vec<Vec<i32>>,
+                 budget: &mut HashMap<FnRef, i32>,
                  buckets: &mut std::collections::BinaryHeap<(i32, FnRef)>| {
-        if budget[f.unit][f.f] < b {
-            budget[f.unit][f.f] = b;
+        let known = budget.entry(f).or_insert(-1);
+        if *known < b {
+            *known = b;
             buckets.push((b, f));
         }
     };
     let mut around = Vec::new();
-    for (u, e) in evidence.iter().enumerate() {
+    for (u, e) in &evidence {
+        let u = *u;
         for &(f, b) in &e.fns {
             reach(FnRef { unit: u, f }, b, &mut budget, &mut buckets);
         }
         for &(pos, b) in &e.positions {
-            around.clear();
-            nesting[u].around(pos, &mut around);
+            around_in(u, pos, &mut around);
             for &f in &around {
                 reach(FnRef { unit: u, f }, b, &mut budget, &mut buckets);
             }
@@ -150,81 +156,81 @@ fn compute(co: &Coord) -> MoneyGate {
     let mut targets: HashMap<(FnRef, usize), Vec<FnRef>> = HashMap::default();
     let mut asked = 0usize;
     while let Some((b, f)) = buckets.pop() {
-        {
-            if b < 1 || budget[f.unit][f.f] != b {
-                // No caller counts its money, or reached again with a higher budget.
+        if b < 1 || budget.get(&f) != Some(&b) {
+            // No caller counts its money, or reached again with a higher budget.
+            continue;
+        }
+        let func = p.func(f);
+        let Some(name) = func.name.as_deref().filter(|_| func.kind != FnKind::Lambda) else {
+            continue; // a lambda runs where it is written (or as a job's entry)
+        };
+        for &(g, span) in p.calls_named(name).iter() {
+            let Some(e) = crate::project::find_call(p.func(g), span) else {
                 continue;
-            }
-            let func = p.func(f);
-            let Some(name) = func.name.as_deref().filter(|_| func.kind != FnKind::Lambda) else {
-                continue; // a lambda runs where it is written (or as a job's entry)
             };
-            for &(_, g, e) in calls_named(&calls, name) {
-                let runs = targets.entry((g, e.span.start)).or_insert_with(|| {
-                    asked += 1;
-                    match &e.kind {
-                        ExprKind::Call {
-                            receiver,
-                            name,
-                            args,
-                        } => {
-                            co.flow
-                                .call_targets_agree(g, receiver.as_deref(), name, args)
-                                .0
-                        }
-                        ExprKind::MethodRef { receiver, name } => {
-                            co.method_ref_targets(g, receiver.as_deref(), name)
-                        }
-                        _ => Vec::new(),
+            let runs = targets.entry((g, span.start)).or_insert_with(|| {
+                asked += 1;
+                match &e.kind {
+                    ExprKind::Call {
+                        receiver,
+                        name,
+                        args,
+                    } => {
+                        co.flow
+                            .call_targets_agree(g, receiver.as_deref(), name, args)
+                            .0
                     }
-                });
-                if runs.contains(&f) {
-                    around.clear();
-                    nesting[g.unit].around(e.span.start, &mut around);
-                    for &h in &around {
-                        reach(
-                            FnRef { unit: g.unit, f: h },
-                            b - 1,
-                            &mut budget,
-                            &mut buckets,
-                        );
+                    ExprKind::MethodRef { receiver, name } => {
+                        co.method_ref_targets(g, receiver.as_deref(), name)
                     }
+                    _ => Vec::new(),
+                }
+            });
+            if runs.contains(&f) {
+                around_in(g.unit, span.start, &mut around);
+                for &h in &around {
+                    reach(
+                        FnRef { unit: g.unit, f: h },
+                        b - 1,
+                        &mut budget,
+                        &mut buckets,
+                    );
                 }
             }
         }
     }
-    for (m, b) in member.iter_mut().zip(&budget) {
-        for (x, b) in m.iter_mut().zip(b) {
-            *x = *b >= 0;
-        }
-    }
+    let member: crate::hash::HashSet<FnRef> = budget
+        .into_iter()
+        .filter(|&(_, b)| b >= 0)
+        .map(|(f, _)| f)
+        .collect();
     if crate::timings_enabled() {
-        let n: usize = member
-            .iter()
-            .map(|m| m.iter().filter(|x| **x).count())
-            .sum();
-        let files = member.iter().filter(|m| m.iter().any(|x| *x)).count();
+        let files: crate::hash::HashSet<usize> = member.iter().map(|f| f.unit).collect();
         let seeds: usize = evidence
             .iter()
-            .map(|e| e.positions.len() + e.fns.len())
+            .map(|(_, e)| e.positions.len() + e.fns.len())
             .sum();
         eprintln!(
-            "timing:   money gate: {seeds} pieces of evidence; {n} functions in {files} files may reach money; {asked} calls resolved; {t_evidence:.3} s evidence, {t_sorted:.3} s sorted, {:.3} s",
+            "timing:   money gate: {seeds} pieces of evidence in {} files read for it; {} functions in {} files may reach money; {asked} calls resolved; {t_evidence:.3} s evidence, {t_sorted:.3} s sorted, {:.3} s",
+            evidence.len(),
+            member.len(),
+            files.len(),
             clock.elapsed().as_secs_f64()
         );
     }
     MoneyGate::new(member)
 }
 
-/// Every call and method reference named like a project function (no other can run one),
-/// with the function it is written in, sorted by name.
-type Calls<'p> = Vec<(&'p str, FnRef, &'p Expr)>;
-
-/// The calls named `name`.
-fn calls_named<'c, 'p>(calls: &'c Calls<'p>, name: &str) -> &'c [(&'p str, FnRef, &'p Expr)] {
-    let start = calls.partition_point(|c| c.0 < name);
-    let end = start + calls[start..].partition_point(|c| c.0 == name);
-    &calls[start..end]
+/// May a name written in a file make money evidence there ([`money_evidence`]): a call or
+/// bodiless function named like money, a payment SDK's money method, or a type named like a
+/// payment port (whose methods count)?
+fn money_evidence_name(cat: &crate::catalog::Catalog, name: &str) -> bool {
+    let m = &cat.coord.money;
+    is_money_name(cat, name)
+        || m.sdk_methods.iter().any(|s| s == name)
+        || super::words::words(name)
+            .iter()
+            .any(|w| super::words::has(&m.port_words, w))
 }
 
 /// How many calls above where money moves the walk still counts it. A money-like name counts
@@ -247,8 +253,8 @@ struct Evidence {
 /// The money evidence in unit `u` (as `Coord::call_event` and `Coord::through` find it):
 /// POSTs to money endpoints, SDK money calls and bodiless functions that are declared POSTs or
 /// named like money count at any depth; a call named like money, and a payment port's method,
-/// only a few calls down. With the calls of `u` that may run a project function.
-fn money_evidence<'p>(co: &Coord<'p>, u: usize) -> (Evidence, Calls<'p>) {
+/// only a few calls down.
+fn money_evidence(co: &Coord, u: usize) -> Evidence {
     let p = co.p;
     let unit = &p.units[u];
     let posts = &co.shared.posts;
@@ -259,7 +265,6 @@ fn money_evidence<'p>(co: &Coord<'p>, u: usize) -> (Evidence, Calls<'p>) {
         .map(|s| (s.site.start, REAL_BUDGET))
         .collect();
     let mut fns = Vec::new();
-    let mut calls = Vec::new();
     for (f, func) in unit.facts().functions.iter().enumerate() {
         let at = FnRef { unit: u, f };
         if !func.has_body {
@@ -284,29 +289,23 @@ fn money_evidence<'p>(co: &Coord<'p>, u: usize) -> (Evidence, Calls<'p>) {
             }
             continue;
         }
-        walk_stmts(&func.body, &mut |e| match &e.kind {
-            ExprKind::Call {
+        walk_stmts(&func.body, &mut |e| {
+            if let ExprKind::Call {
                 receiver,
                 name,
                 args,
-            } => {
+            } = &e.kind
+            {
                 let receiver = receiver.as_deref();
                 if co.is_sdk_money_call(receiver, name, args) {
                     positions.push((e.span.start, REAL_BUDGET));
                 } else if co.is_money_call(receiver, name, args) {
                     positions.push((e.span.start, NAME_BUDGET));
                 }
-                if p.count_named(name) > 0 {
-                    calls.push((name.as_str(), at, e));
-                }
             }
-            ExprKind::MethodRef { name, .. } if p.count_named(name) > 0 => {
-                calls.push((name.as_str(), at, e));
-            }
-            _ => {}
         });
     }
-    (Evidence { positions, fns }, calls)
+    Evidence { positions, fns }
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
 //! The answer of the money gate (`Coord::money_gate`, found in `money_callers.rs`): which
 //! functions may reach money.
 
+use crate::hash::HashSet;
 use crate::project::FnRef;
 
 pub struct MoneyGate {
-    /// Per unit, per function: may its walk reach money? Empty when the gate is off.
-    member: Vec<Vec<bool>>,
+    /// The functions whose walk may reach money. Empty when the gate is off.
+    member: HashSet<FnRef>,
     /// Off (`--exhaustive`): every function may.
     open: bool,
 }
@@ -14,29 +15,23 @@ impl MoneyGate {
     /// The gate off: every function may reach money.
     pub fn open() -> MoneyGate {
         MoneyGate {
-            member: Vec::new(),
+            member: HashSet::default(),
             open: true,
         }
     }
 
     /// May `f`'s walk, or a walk over code written in `f`, reach money?
     pub fn may_reach(&self, f: FnRef) -> bool {
-        self.open
-            || self
-                .member
-                .get(f.unit)
-                .and_then(|m| m.get(f.f))
-                .copied()
-                .unwrap_or(true)
+        self.open || self.member.contains(&f)
     }
 
     /// Can nothing in the project reach money?
     pub fn is_empty(&self) -> bool {
-        !self.open && self.member.iter().all(|m| !m.iter().any(|x| *x))
+        !self.open && self.member.is_empty()
     }
 
-    /// The functions marked `true` may reach money (per unit, per function).
-    pub(super) fn new(member: Vec<Vec<bool>>) -> MoneyGate {
+    /// The functions in `member` may reach money.
+    pub(super) fn new(member: HashSet<FnRef>) -> MoneyGate {
         MoneyGate {
             member,
             open: false,
