@@ -767,6 +767,15 @@ impl Project {
         out
     }
 
+    /// Parses these units now, in parallel (a loop that reads them one by one afterwards does
+    /// not parse them on one thread).
+    pub fn prefetch(&self, units: impl Iterator<Item = usize>) {
+        let units: Vec<usize> = units.collect();
+        units.into_par_iter().for_each(|u| {
+            self.units[u].facts();
+        });
+    }
+
     /// The units whose code may hold the name `name` (a call of it, a declaration, a
     /// reference), in order: those that write it, those whose escapes may spell it, and for a
     /// name the front ends make up (`invoke`, `Companion`), every unit.

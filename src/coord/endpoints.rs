@@ -824,6 +824,7 @@ pub fn find<'p>(
     // `HttpMethod.Post`, `@PostExchange`) but Ktor's `submitForm`: only files with one of them
     // can send or declare a POST.
     let may_post = p.units_containing(&crate::needles::Needles::new(["post", "submitForm"]));
+    p.prefetch((0..p.units.len()).filter(|&u| may_post[u]));
     for (u, unit) in p.units.iter().enumerate() {
         if !may_post[u] {
             continue;

@@ -47,16 +47,18 @@ impl<'p> Coord<'p> {
         let mut out = Vec::new();
         let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
         let helpers = self.lock_helper_names();
-        // Every lock key comes from a call whose name is in the file's text (a lock call, a
-        // helper) or from SQL or "NX" written there: files with none of them have no lock key.
-        let needles = crate::needles::Needles::new(
-            helpers
-                .iter()
-                .copied()
-                .chain(KEYED_SQL_LOCKS.iter().copied())
-                .chain(["nx", "setIfAbsent", "cmd"]),
-        );
-        let may_have = self.p.units_containing(&needles);
+        // Every lock key comes from a call whose name the file's code writes (a lock call, a
+        // helper, `setIfAbsent`, redis' `cmd`) or from SQL or "NX" written there: files with
+        // none of them have no lock key.
+        let mut may_have = self
+            .p
+            .units_naming_any(|n| helpers.contains(n) || matches!(n, "setIfAbsent" | "cmd"));
+        let sql = crate::needles::Needles::new(KEYED_SQL_LOCKS.iter().copied().chain(["nx"]));
+        for (u, m) in self.p.units_containing(&sql).into_iter().enumerate() {
+            may_have[u] |= m;
+        }
+        self.p
+            .prefetch((0..self.p.units.len()).filter(|&u| may_have[u]));
         for (u, unit) in self.p.units.iter().enumerate() {
             if !may_have[u] {
                 continue;
@@ -81,12 +83,8 @@ impl<'p> Coord<'p> {
         // A function with a lock call of its own names it, or SQL, or "NX", in its file's text;
         // a function above one calls it by a name its file's text holds. Only those files are
         // read, level by level.
-        let direct = crate::needles::Needles::new(
-            key_calls
-                .iter()
-                .map(|(k, _)| k.as_str())
-                .chain(LOCK_WORDS.iter().copied()),
-        );
+        let lock_calls = |n: &str| key_calls.iter().any(|(k, _)| k == n) || n == "setIfAbsent";
+        let words = crate::needles::Needles::new(LOCK_WORDS.iter().copied());
         let mut scanned = vec![false; p.units.len()];
         let mut names: HashSet<&'p str> = HashSet::default();
         let mut calls_of: HelperCalls<'p> = Vec::new();
@@ -107,14 +105,18 @@ impl<'p> Coord<'p> {
                     calls_of.extend(calls);
                 }
             };
-        scan(p.units_containing(&direct), &mut names, &mut calls_of);
+        let mut direct = p.units_naming_any(lock_calls);
+        for (u, m) in p.units_containing(&words).into_iter().enumerate() {
+            direct[u] |= m;
+        }
+        scan(direct, &mut names, &mut calls_of);
         // `keys_in` follows helpers three calls deep and the innermost must have a lock call
         // of its own, so a call at the top can only reach a lock key through functions at most
         // two helper levels above one with a lock call.
         for _ in 0..2 {
             if !names.is_empty() {
-                let callers = crate::needles::Needles::new(names.iter().copied());
-                scan(p.units_containing(&callers), &mut names, &mut calls_of);
+                let callers = p.units_naming_any(|n| names.contains(n));
+                scan(callers, &mut names, &mut calls_of);
             }
             let next: Vec<&'p str> = calls_of
                 .iter()

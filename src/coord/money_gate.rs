@@ -7,6 +7,8 @@ use crate::project::FnRef;
 pub struct MoneyGate {
     /// The functions whose walk may reach money. Empty when the gate is off.
     member: HashSet<FnRef>,
+    /// The units those functions are in.
+    units: HashSet<usize>,
     /// Off (`--exhaustive`): every function may.
     open: bool,
 }
@@ -16,6 +18,7 @@ impl MoneyGate {
     pub fn open() -> MoneyGate {
         MoneyGate {
             member: HashSet::default(),
+            units: HashSet::default(),
             open: true,
         }
     }
@@ -23,6 +26,11 @@ impl MoneyGate {
     /// May `f`'s walk, or a walk over code written in `f`, reach money?
     pub fn may_reach(&self, f: FnRef) -> bool {
         self.open || self.member.contains(&f)
+    }
+
+    /// May some function of unit `u` reach money?
+    pub fn may_reach_in(&self, u: usize) -> bool {
+        self.open || self.units.contains(&u)
     }
 
     /// Can nothing in the project reach money?
@@ -33,6 +41,7 @@ impl MoneyGate {
     /// The functions in `member` may reach money.
     pub(super) fn new(member: HashSet<FnRef>) -> MoneyGate {
         MoneyGate {
+            units: member.iter().map(|f| f.unit).collect(),
             member,
             open: false,
         }

@@ -88,6 +88,10 @@ impl<'p> Coord<'p> {
             .take(units.end)
             .skip(units.start)
         {
+            // (A file none of whose functions may reach money is not read.)
+            if !gate.may_reach_in(u) {
+                continue;
+            }
             for (f, func) in unit.facts().functions.iter().enumerate() {
                 if !func.has_body {
                     continue;

@@ -5,6 +5,7 @@ use crate::coord::Coord;
 use crate::coord::syntax::{named_fn, peel};
 use crate::facts::{Expr, ExprKind, FnKind, LoopKind, Span, simple_name};
 use crate::project::{FnRef, TypeRef, walk_expr, walk_stmts};
+use rayon::prelude::*;
 
 /// A job that every process runs.
 pub struct Job<'p> {
@@ -56,7 +57,43 @@ impl<'p> Coord<'p> {
         let clustered = std::cell::OnceCell::new();
         let clustered = || *clustered.get_or_init(|| self.quartz_clustered());
         let may_call = self.p.units_containing(&self.scheduling_calls_needles());
+        // A file can hold a job only where a function may reach money (an annotated job), a
+        // scheduling call is named or `main` is declared (a call job), or a type extends a
+        // start-up or Quartz type (a type job): the others are not read.
+        let s = &self.cat.coord.schedulers;
+        let job_types: Vec<&str> = s
+            .startup_types
+            .iter()
+            .chain(&s.quartz_types)
+            .map(|(t, _)| t.as_str())
+            .collect();
+        let gate = self.money_gate();
+        let may_hold: Vec<bool> = (0..self.p.units.len())
+            .into_par_iter()
+            .map(|u| {
+                let decls = self.p.units[u].decls();
+                gate.may_reach_in(u)
+                    || may_call[u]
+                    || decls.functions.iter().any(|f| f.name == "main")
+                    || (0..decls.types.len()).any(|t| {
+                        self.p
+                            .all_supertypes(TypeRef { unit: u, t })
+                            .iter()
+                            .any(|x| job_types.contains(&x.as_str()))
+                    })
+            })
+            .collect();
+        self.p.prefetch(
+            may_hold
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| **m)
+                .map(|(u, _)| u),
+        );
         for (u, unit) in self.p.units.iter().enumerate() {
+            if !may_hold[u] {
+                continue;
+            }
             for (f, func) in unit.facts().functions.iter().enumerate() {
                 let at = FnRef { unit: u, f };
                 self.annotated_job(at, &mut out);
