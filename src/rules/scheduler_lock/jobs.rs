@@ -56,7 +56,8 @@ impl<'p> Coord<'p> {
         // job needs the answer.
         let clustered = std::cell::OnceCell::new();
         let clustered = || *clustered.get_or_init(|| self.quartz_clustered());
-        let may_call = self.p.units_containing(&self.scheduling_calls_needles());
+        let scheduling = self.scheduling_call_names();
+        let may_call = self.p.units_naming_any(|n| scheduling.contains(&n));
         // A file can hold a job only where a function may reach money (an annotated job), a
         // scheduling call is named or `main` is declared (a call job), or a type extends a
         // start-up or Quartz type (a type job): the others are not read.
@@ -126,22 +127,22 @@ impl<'p> Coord<'p> {
         out
     }
 
-    /// The names [`Self::call_job`] looks for: a file whose text has none of them schedules
+    /// The names [`Self::call_job`] looks for, each of which it compares whole with a call's
+    /// name, a type built or a receiver's: a file whose code writes none of them schedules
     /// nothing by a call. (A cron job is `Job::new(..)`: its receiver's name is the word.)
-    fn scheduling_calls_needles(&self) -> crate::needles::Needles {
+    fn scheduling_call_names(&self) -> Vec<&str> {
         let s = &self.cat.coord.schedulers;
-        crate::needles::Needles::new(
-            self.cat
-                .scheduler_apis
-                .iter()
-                .map(|api| api.rsplit_once('.').map_or(api.as_str(), |(_, m)| m))
-                .chain(s.periodic_calls.iter().map(String::as_str))
-                .chain(s.hinted_calls.iter().map(String::as_str))
-                .chain(s.cron_receivers.iter().map(String::as_str))
-                .chain(s.chain_jobs.iter().map(|(_, mark)| mark.as_str()))
-                .chain(s.spawners.iter().map(String::as_str))
-                .chain(s.startup_types.iter().map(|(t, _)| t.as_str())),
-        )
+        self.cat
+            .scheduler_apis
+            .iter()
+            .map(|api| api.rsplit_once('.').map_or(api.as_str(), |(_, m)| m))
+            .chain(s.periodic_calls.iter().map(String::as_str))
+            .chain(s.hinted_calls.iter().map(String::as_str))
+            .chain(s.cron_receivers.iter().map(String::as_str))
+            .chain(s.chain_jobs.iter().map(|(_, mark)| mark.as_str()))
+            .chain(s.spawners.iter().map(String::as_str))
+            .chain(s.startup_types.iter().map(|(t, _)| t.as_str()))
+            .collect()
     }
 
     fn annotated_job(&self, at: FnRef, out: &mut Vec<Job<'p>>) {
