@@ -721,6 +721,9 @@ fn finish(
     };
     let mut project = Project::new(ok);
     project.config_texts = config_texts;
+    if opts.exhaustive {
+        project.open_gates();
+    }
     lap("index");
     let cat = catalog::Catalog::extended(&opts.config.catalog);
     let flows = flow::Caches::new(opts.exhaustive);

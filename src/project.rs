@@ -154,6 +154,8 @@ pub struct Project {
     names: HashMap<Text, Vec<u32>>,
     /// Units that may spell a name through `\u` escapes: they may hold any name.
     any_name: Vec<u32>,
+    /// `--exhaustive`: every file may hold anything (the name index and needles say yes).
+    gates_open: bool,
     /// Per unit, on first use: its calls and method references by name.
     unit_calls: Vec<std::sync::OnceLock<CallIndex>>,
     /// Call name -> every call of it in the project, kept once asked.
@@ -191,6 +193,7 @@ impl Project {
             unit_calls: Vec::new(),
             names,
             any_name,
+            gates_open: false,
             calls_by_name: Default::default(),
             fields_by_name: HashMap::default(),
         };
@@ -626,7 +629,7 @@ impl Project {
                     .units
                     .par_iter()
                     .map(|u| {
-                        if calls.is_empty() || !u.may_hold(&needles) {
+                        if calls.is_empty() || !(self.gates_open || u.may_hold(&needles)) {
                             return Vec::new();
                         }
                         crate::registrations::in_file(u.facts(), &calls)
@@ -767,6 +770,12 @@ impl Project {
         out
     }
 
+    /// Turns the file gates off (`--exhaustive`): every name or word may be in every file, so
+    /// every scan reads every file, as before the gates.
+    pub fn open_gates(&mut self) {
+        self.gates_open = true;
+    }
+
     /// Parses these units now, in parallel (a loop that reads them one by one afterwards does
     /// not parse them on one thread).
     pub fn prefetch(&self, units: impl Iterator<Item = usize>) {
@@ -780,7 +789,7 @@ impl Project {
     /// reference), in order: those that write it, those whose escapes may spell it, and for a
     /// name the front ends make up (`invoke`, `Companion`), every unit.
     pub fn units_naming(&self, name: &str) -> Vec<usize> {
-        if crate::lex::MADE_UP_NAMES.contains(&name) {
+        if self.gates_open || crate::lex::MADE_UP_NAMES.contains(&name) {
             return (0..self.units.len()).collect();
         }
         let mut out: Vec<usize> = self
@@ -800,7 +809,7 @@ impl Project {
     /// asked once.
     pub fn units_naming_any(&self, pred: impl Fn(&str) -> bool + Sync) -> Vec<bool> {
         let mut out = vec![false; self.units.len()];
-        if crate::lex::MADE_UP_NAMES.iter().any(|n| pred(n)) {
+        if self.gates_open || crate::lex::MADE_UP_NAMES.iter().any(|n| pred(n)) {
             out.iter_mut().for_each(|x| *x = true);
             return out;
         }
@@ -818,7 +827,10 @@ impl Project {
 
     /// Per unit, in parallel: may its text hold one of the words of `needles`?
     pub fn units_containing(&self, needles: &crate::needles::Needles) -> Vec<bool> {
-        self.units.par_iter().map(|u| u.may_hold(needles)).collect()
+        self.units
+            .par_iter()
+            .map(|u| self.gates_open || u.may_hold(needles))
+            .collect()
     }
 
     /// The lambdas and local functions written directly in each function of unit `u`.
