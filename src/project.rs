@@ -121,8 +121,6 @@ pub struct Index {
     /// (owner type simple name, method name) -> methods; a companion object's methods are
     /// also filed under the enclosing type.
     methods_by_owner: HashMap<String, HashMap<String, Vec<FnRef>>>,
-    /// Per unit: function name -> functions of that file.
-    fns_by_unit: Vec<HashMap<String, Vec<FnRef>>>,
     types_by_name: HashMap<String, Vec<TypeRef>>,
     /// Simple name -> every string literal a field/constant of that name is initialised with.
     constants: HashMap<String, Vec<String>>,
@@ -169,16 +167,9 @@ impl Project {
     pub fn new(mut units: Vec<Unit>) -> Project {
         let (names, any_name) = name_index(&mut units);
         let mut index = Index::default();
-        // Each file's functions by name, in parallel, filed in order.
-        let by_unit: Vec<_> = units
-            .par_iter()
-            .enumerate()
-            .map(|(u, unit)| fns_by_name_in(u, unit.decls()))
-            .collect();
         for (u, unit) in units.iter().enumerate() {
-            index.add_unit(u, unit.decls(), &by_unit[u]);
+            index.add_unit(u, unit.decls());
         }
-        index.fns_by_unit = by_unit;
         let children = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let mut project = Project {
             units,
@@ -519,14 +510,13 @@ impl Project {
             .any(|i| prefixes.iter().any(|pre| i.starts_with(pre.as_str())))
     }
 
-    /// The named functions called `name` declared in unit `u`, in order.
+    /// The named functions called `name` declared in unit `u`, in order (the project's list
+    /// of them is in unit order).
     pub fn fns_named_in(&self, u: usize, name: &str) -> &[FnRef] {
-        self.index
-            .fns_by_unit
-            .get(u)
-            .and_then(|m| m.get(name))
-            .map(|v| v.as_slice())
-            .unwrap_or(&[])
+        let all = self.fns_named(name);
+        let start = all.partition_point(|r| r.unit < u);
+        let end = start + all[start..].partition_point(|r| r.unit == u);
+        &all[start..end]
     }
 
     /// Every call (or method reference) in the project named `name`: (function it is written
@@ -881,33 +871,27 @@ impl Index {
 
     /// Files one unit's functions (`by_name`: its named functions, from [`fns_by_name_in`]),
     /// types and constants, from its declarations.
-    fn add_unit(
-        &mut self,
-        u: usize,
-        decls: &crate::decls::Decls,
-        by_name: &HashMap<String, Vec<FnRef>>,
-    ) {
-        for (name, fns) in by_name {
-            for &r in fns {
-                push_to(&mut self.fns_by_name, name, r);
-                if let Some(ty) = decls.functions[r.f].owner.and_then(|o| decls.types.get(o)) {
-                    let mut owners: Vec<&str> =
-                        ty.name.as_deref().map(simple_name).into_iter().collect();
-                    if ty.kind == crate::facts::TypeKind::Object
-                        && let Some(parent) = ty
-                            .parent
-                            .and_then(|p| decls.types.get(p))
-                            .and_then(|p| p.name.as_deref())
-                    {
-                        owners.push(simple_name(parent));
-                    }
-                    for owner in owners {
-                        let by_owner = match self.methods_by_owner.get_mut(name.as_str()) {
-                            Some(m) => m,
-                            None => self.methods_by_owner.entry(name.clone()).or_default(),
-                        };
-                        push_to(by_owner, owner, r);
-                    }
+    fn add_unit(&mut self, u: usize, decls: &crate::decls::Decls) {
+        for (i, f) in decls.functions.iter().enumerate() {
+            let (name, r) = (f.name.as_str(), FnRef { unit: u, f: i });
+            push_to(&mut self.fns_by_name, name, r);
+            if let Some(ty) = f.owner.and_then(|o| decls.types.get(o)) {
+                let mut owners: Vec<&str> =
+                    ty.name.as_deref().map(simple_name).into_iter().collect();
+                if ty.kind == crate::facts::TypeKind::Object
+                    && let Some(parent) = ty
+                        .parent
+                        .and_then(|p| decls.types.get(p))
+                        .and_then(|p| p.name.as_deref())
+                {
+                    owners.push(simple_name(parent));
+                }
+                for owner in owners {
+                    let by_owner = match self.methods_by_owner.get_mut(name) {
+                        Some(m) => m,
+                        None => self.methods_by_owner.entry(name.to_string()).or_default(),
+                    };
+                    push_to(by_owner, owner, r);
                 }
             }
         }
@@ -971,17 +955,6 @@ fn push_to<T>(map: &mut HashMap<String, Vec<T>>, key: &str, v: T) {
             map.insert(key.to_string(), vec![v]);
         }
     }
-}
-
-/// The declared (named, non-lambda) functions of one file by name, in order.
-fn fns_by_name_in(u: usize, decls: &crate::decls::Decls) -> HashMap<String, Vec<FnRef>> {
-    let mut m: HashMap<String, Vec<FnRef>> = HashMap::default();
-    for (i, f) in decls.functions.iter().enumerate() {
-        m.entry(f.name.clone())
-            .or_default()
-            .push(FnRef { unit: u, f: i });
-    }
-    m
 }
 
 use crate::constants::{const_alias, const_str_syntactic};
