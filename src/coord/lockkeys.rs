@@ -50,10 +50,17 @@ impl<'p> Coord<'p> {
         // Every lock key comes from a call whose name the file's code writes (a lock call, a
         // helper, `setIfAbsent`, redis' `cmd`) or from SQL or "NX" written there: files with
         // none of them have no lock key.
-        let mut may_have = self
-            .p
-            .units_naming_any(|n| helpers.contains(n) || matches!(n, "setIfAbsent" | "cmd"));
-        let sql = crate::needles::Needles::new(KEYED_SQL_LOCKS.iter().copied().chain(["nx"]));
+        let mut may_have = self.p.units_naming_any(|n| {
+            helpers.contains(n)
+                || matches!(n, "setIfAbsent" | "cmd")
+                || n.eq_ignore_ascii_case("nx")
+        });
+        let sql = crate::needles::Needles::new(
+            KEYED_SQL_LOCKS
+                .iter()
+                .copied()
+                .chain(NX_STRING.iter().copied()),
+        );
         for (u, m) in self.p.units_containing(&sql).into_iter().enumerate() {
             may_have[u] |= m;
         }
@@ -83,7 +90,11 @@ impl<'p> Coord<'p> {
         // A function with a lock call of its own names it, or SQL, or "NX", in its file's text;
         // a function above one calls it by a name its file's text holds. Only those files are
         // read, level by level.
-        let lock_calls = |n: &str| key_calls.iter().any(|(k, _)| k == n) || n == "setIfAbsent";
+        let lock_calls = |n: &str| {
+            key_calls.iter().any(|(k, _)| k == n)
+                || n == "setIfAbsent"
+                || n.eq_ignore_ascii_case("nx")
+        };
         let words = crate::needles::Needles::new(LOCK_WORDS.iter().copied());
         let mut scanned = vec![false; p.units.len()];
         let mut names: HashSet<&'p str> = HashSet::default();
@@ -626,15 +637,21 @@ fn helpers_in<'p>(
     (names, calls_of)
 }
 
-/// Words a lock call's file holds when the call takes a key of its own: advisory-lock SQL, a
-/// Redis `SET .. NX`.
+/// Words a lock call's file holds in a string when the call takes a key of its own:
+/// advisory-lock SQL, a Redis `SET .. NX` (the names `nx` and `setIfAbsent` are looked up in
+/// the name index).
 const LOCK_WORDS: &[&str] = &[
-    "nx",
-    "setIfAbsent",
+    NX_STRING[0],
+    NX_STRING[1],
     "advisory",
     "get_lock(",
     "sp_getapplock",
 ];
+
+/// How a string literal (or a template's piece) that is `NX` ends in the text: before its
+/// closing quote, or before the template's next `$`. (A bare `nx` matched `kotlinx` in every
+/// coroutine import.)
+const NX_STRING: [&str; 2] = ["nx\"", "nx$"];
 
 pub(crate) fn is_set_nx(name: &str, args: &[Arg]) -> bool {
     name == "set" && args.len() >= 3 && args[2..].iter().any(|a| mentions_nx(&a.value))
