@@ -41,27 +41,9 @@ fn conform_types(facts: &mut FileFacts, outline: &Outlined) -> bool {
         return false;
     }
     let pairs = pair(&want, &have);
-    let mut old: Vec<Option<TypeDecl>> = std::mem::take(&mut facts.types)
-        .into_iter()
-        .map(Some)
-        .collect();
-    let mut new_id = vec![TypeId::MAX; old.len()];
-    let mut types = Vec::with_capacity(want.len().max(old.len()));
-    for (i, p) in pairs.iter().enumerate() {
-        match p {
-            Some(k) => {
-                new_id[*k] = i;
-                types.push(old[*k].take().expect("paired once"));
-            }
-            None => types.push(stub_type(outline, i)),
-        }
-    }
-    for (k, t) in old.iter_mut().enumerate() {
-        if let Some(t) = t.take() {
-            new_id[k] = types.len();
-            types.push(t);
-        }
-    }
+    let (types, new_id) = reorder(std::mem::take(&mut facts.types), &pairs, |i| {
+        stub_type(outline, i)
+    });
     let stubs: Vec<TypeId> = (0..pairs.len()).filter(|&i| pairs[i].is_none()).collect();
     facts.types = types;
     let fns: Vec<FnId> = (0..facts.functions.len()).collect();
@@ -114,29 +96,11 @@ fn conform_functions(facts: &mut FileFacts, outline: &Outlined) -> bool {
         return false;
     }
     let pairs = pair(&want, &have);
-    let n_old = facts.functions.len();
-    let mut old: Vec<Option<Function>> = std::mem::take(&mut facts.functions)
-        .into_iter()
-        .map(Some)
-        .collect();
-    let mut new_id = vec![FnId::MAX; n_old];
-    let mut fns = Vec::with_capacity(want.len() + n_old);
-    for (i, p) in pairs.iter().enumerate() {
-        match p {
-            Some(k) => {
-                new_id[*k] = i;
-                fns.push(old[*k].take().expect("paired once"));
-            }
-            None => fns.push(stub_fn(outline, i, facts.types.len())),
-        }
-    }
-    // The facts' own declared functions the outline lacks, then the lambdas, in order.
-    for (k, f) in old.iter_mut().enumerate() {
-        if let Some(f) = f.take() {
-            new_id[k] = fns.len();
-            fns.push(f);
-        }
-    }
+    let n_types = facts.types.len();
+    // (After the facts' own declared functions the outline lacks come the lambdas, in order.)
+    let (fns, new_id) = reorder(std::mem::take(&mut facts.functions), &pairs, |i| {
+        stub_fn(outline, i, n_types)
+    });
     let stubs: Vec<FnId> = (0..pairs.len()).filter(|&i| pairs[i].is_none()).collect();
     facts.functions = fns;
     // A stub points at no function, so the rewrite leaves it as it is.
@@ -179,6 +143,36 @@ fn stub_fn(outline: &Outlined, i: usize, types: usize) -> Function {
         span: Span::default(),
         name_span: Span::default(),
     }
+}
+
+/// `old` in the order `pairs` gives (the `i`-th is `old[pairs[i]]`, or `stub(i)` where it pairs
+/// with nothing), then the rest of `old` in order; with each old item's new index.
+fn reorder<T>(
+    old: Vec<T>,
+    pairs: &[Option<usize>],
+    mut stub: impl FnMut(usize) -> T,
+) -> (Vec<T>, Vec<usize>) {
+    let n_old = old.len();
+    let mut old: Vec<Option<T>> = old.into_iter().map(Some).collect();
+    let mut new_id = vec![usize::MAX; n_old];
+    let mut out = Vec::with_capacity(pairs.len() + n_old);
+    for (i, p) in pairs.iter().enumerate() {
+        // (`pair` pairs each old index once at most.)
+        match p.and_then(|k| Some((k, old.get_mut(k)?.take()?))) {
+            Some((k, item)) => {
+                new_id[k] = i;
+                out.push(item);
+            }
+            None => out.push(stub(i)),
+        }
+    }
+    for (k, item) in old.into_iter().enumerate() {
+        if let Some(item) = item {
+            new_id[k] = out.len();
+            out.push(item);
+        }
+    }
+    (out, new_id)
 }
 
 /// For each of `want`, the index in `have` it pairs with: a longest common subsequence of the
