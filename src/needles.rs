@@ -52,6 +52,18 @@ impl Needles {
     /// [`Self::may_contain`], where a word inside one of `comments` (byte ranges, in order, as
     /// the lexer finds them) does not count: the front ends lower no comment.
     pub fn may_contain_code(&self, lang: Lang, text: &str, comments: &[(u32, u32)]) -> bool {
+        // (A word in code and one in a comment cannot overlap: the comment's end lies between.)
+        self.any_match(lang, text, |at| !within(comments, at))
+    }
+
+    /// [`Self::may_contain`], counting only words inside one of `strings` (the byte ranges of
+    /// string literals, in order, as the lexer finds them).
+    pub fn may_contain_in_strings(&self, lang: Lang, text: &str, strings: &[(u32, u32)]) -> bool {
+        self.any_match(lang, text, |at| within(strings, at))
+    }
+
+    /// Does a word start at a position `counts` accepts (or may the text hold one anyway)?
+    fn any_match(&self, lang: Lang, text: &str, counts: impl Fn(usize) -> bool) -> bool {
         if self.invoke && lang == Lang::Kotlin {
             return true;
         }
@@ -59,14 +71,14 @@ impl Needles {
             // Too many words to build a matcher (cannot happen at our sizes): stay exact.
             return true;
         };
-        let in_comment = |at: usize| {
-            let k = comments.partition_point(|&(start, _)| start as usize <= at);
-            k > 0 && at < comments[k - 1].1 as usize
-        };
-        // (A word in code and one in a comment cannot overlap: the comment's end lies between.)
-        let in_code = ac.find_iter(text).any(|m| !in_comment(m.start()));
-        in_code || has_line_continuation(text)
+        ac.find_iter(text).any(|m| counts(m.start())) || has_line_continuation(text)
     }
+}
+
+/// Does byte `at` lie inside one of `ranges` (sorted, not overlapping)?
+fn within(ranges: &[(u32, u32)], at: usize) -> bool {
+    let k = ranges.partition_point(|&(start, _)| start as usize <= at);
+    k > 0 && at < ranges[k - 1].1 as usize
 }
 
 #[cfg(test)]
@@ -106,5 +118,24 @@ mod tests {
         assert!(check("class A { String u = \"http://x/obtain\"; }"));
         // Without the comment ranges the licence's word counts.
         assert!(n.may_contain(Lang::Java, "/* You may obtain a copy */ class A {}"));
+    }
+
+    /// Counting only words in strings: a name or a comment with the word does not count.
+    #[test]
+    fn words_in_strings_only() {
+        let n = Needles::new(["post"]);
+        let check = |text: &str| {
+            let strings: Vec<(u32, u32)> = crate::lex::lex(Lang::Java, text)
+                .tokens
+                .iter()
+                .filter(|t| t.kind == b'"')
+                .map(|t| (t.start, t.end))
+                .collect();
+            n.may_contain_in_strings(Lang::Java, text, &strings)
+        };
+        assert!(check(
+            "class A { @RequestLine(\"POST /v1/charges\") void f(); }"
+        ));
+        assert!(!check("class A { void postProcess() {} } // a POST"));
     }
 }

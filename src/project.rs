@@ -75,6 +75,21 @@ impl Unit {
         needles.may_contain_code(self.lang, &self.src.text, &self.comments)
     }
 
+    /// May a string literal of its code hold one of the words of `needles`? (Lexed again to
+    /// find its strings, only when its code holds one at all.)
+    pub fn may_hold_in_strings(&self, needles: &crate::needles::Needles) -> bool {
+        if !self.may_hold(needles) {
+            return false;
+        }
+        let strings: Vec<(u32, u32)> = crate::lex::lex(self.lang, &self.src.text)
+            .tokens
+            .iter()
+            .filter(|t| t.kind == b'"')
+            .map(|t| (t.start, t.end))
+            .collect();
+        needles.may_contain_in_strings(self.lang, &self.src.text, &strings)
+    }
+
     /// Its imports, as the facts write them (from the outline: no parse).
     pub fn imports(&self) -> &[String] {
         &self.decls.imports
@@ -813,6 +828,15 @@ impl Project {
             out[u as usize] = true;
         }
         out
+    }
+
+    /// Per unit, in parallel: may a string literal of its code hold one of the words of
+    /// `needles`?
+    pub fn units_with_strings_holding(&self, needles: &crate::needles::Needles) -> Vec<bool> {
+        self.units
+            .par_iter()
+            .map(|u| self.gates_open || u.may_hold_in_strings(needles))
+            .collect()
     }
 
     /// Per unit, in parallel: may its text hold one of the words of `needles`?

@@ -241,6 +241,9 @@ const POST_CALLS: &[&str] = &[
     "submitFormWithBinaryData",
     "HttpPost",
 ];
+/// Names that say POST as an argument or an annotation (`HttpMethod.POST`, `Method::Post`,
+/// `@POST`, `@PostExchange`), besides [`POST_CALLS`].
+const POST_NAMES: &[&str] = &["POST", "Post", "PostExchange"];
 /// Calls that make a request whose method is an argument (`method(HttpMethod.POST)`,
 /// `request(Method::POST, url)`, `exchange(url, HttpMethod.POST, ..)`).
 const METHOD_CALLS: &[&str] = &[
@@ -820,10 +823,15 @@ pub fn find<'p>(
     };
     let mut posts = Posts::default();
     let mut helpers: Vec<Helper> = Vec::new();
-    // Every way of saying POST has the word in it (`post(..)`, `HttpPost`, `"POST"`,
-    // `HttpMethod.Post`, `@PostExchange`) but Ktor's `submitForm`: only files with one of them
+    // A POST is sent or declared by a name (`post(..)`, `HttpPost`, `HttpMethod.Post`,
+    // `@PostExchange`, Ktor's `submitForm`) or by a string (`"POST"`, `@RequestLine("POST
+    // /v1/charges")`): only files whose code writes one of the names, or a string with the word,
     // can send or declare a POST.
-    let may_post = p.units_containing(&crate::needles::Needles::new(["post", "submitForm"]));
+    let mut may_post = p.units_naming_any(|n| POST_CALLS.contains(&n) || POST_NAMES.contains(&n));
+    let in_strings = p.units_with_strings_holding(&crate::needles::Needles::new(["post"]));
+    for (u, s) in in_strings.into_iter().enumerate() {
+        may_post[u] |= s;
+    }
     p.prefetch((0..p.units.len()).filter(|&u| may_post[u]));
     for (u, unit) in p.units.iter().enumerate() {
         if !may_post[u] {
