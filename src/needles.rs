@@ -44,19 +44,15 @@ impl Needles {
         Needles { words, invoke }
     }
 
-    /// May a file of `lang` with this text hold one of the words?
-    pub fn may_contain(&self, lang: Lang, text: &str) -> bool {
-        self.may_contain_code(lang, text, &[])
-    }
-
-    /// [`Self::may_contain`], where a word inside one of `comments` (byte ranges, in order, as
-    /// the lexer finds them) does not count: the front ends lower no comment.
+    /// May a file of `lang` with this text hold one of the words in its code? A word inside
+    /// one of `comments` (byte ranges, in order, as the lexer finds them) does not count: the
+    /// front ends lower no comment.
     pub fn may_contain_code(&self, lang: Lang, text: &str, comments: &[(u32, u32)]) -> bool {
         // (A word in code and one in a comment cannot overlap: the comment's end lies between.)
         self.any_match(lang, text, |at| !within(comments, at))
     }
 
-    /// [`Self::may_contain`], counting only words inside one of `strings` (the byte ranges of
+    /// [`Self::may_contain_code`], counting only words inside one of `strings` (the byte ranges of
     /// string literals, in order, as the lexer finds them).
     pub fn may_contain_in_strings(&self, lang: Lang, text: &str, strings: &[(u32, u32)]) -> bool {
         self.any_match(lang, text, |at| within(strings, at))
@@ -85,22 +81,47 @@ fn within(ranges: &[(u32, u32)], at: usize) -> bool {
 mod tests {
     use super::*;
 
+    /// Counting words anywhere in the text (no comments known).
+    fn anywhere(n: &Needles, lang: Lang, text: &str) -> bool {
+        n.may_contain_code(lang, text, &[])
+    }
+
     #[test]
     fn words_match_in_any_case_and_decoded_text_always_passes() {
         let n = Needles::new(["tryLock", "pg_advisory_lock"]);
-        assert!(n.may_contain(Lang::Java, "lock.trylock(key)"));
-        assert!(n.may_contain(Lang::Java, "q(\"SELECT PG_ADVISORY_LOCK(1)\")"));
-        assert!(!n.may_contain(Lang::Java, "lock.lock(); unlock();"));
+        assert!(anywhere(&n, Lang::Java, "lock.trylock(key)"));
+        assert!(anywhere(
+            &n,
+            Lang::Java,
+            "q(\"SELECT PG_ADVISORY_LOCK(1)\")"
+        ));
+        assert!(!anywhere(&n, Lang::Java, "lock.lock(); unlock();"));
         // An escape may spell a word out: such files always pass.
-        assert!(n.may_contain(Lang::Kotlin, "q(\"pg\\u005fadvisory_lock(1)\")"));
-        assert!(n.may_contain(Lang::Java, "q(\"\"\"\n  pg_advisory_\\\nlock\"\"\")"));
+        assert!(anywhere(
+            &n,
+            Lang::Kotlin,
+            "q(\"pg\\u005fadvisory_lock(1)\")"
+        ));
+        assert!(anywhere(
+            &n,
+            Lang::Java,
+            "q(\"\"\"\n  pg_advisory_\\\nlock\"\"\")"
+        ));
         // Trailing spaces after the `\` are stripped before the lines are joined.
-        assert!(n.may_contain(Lang::Java, "q(\"\"\"\n  pg_advisory_\\   \r\nlock\"\"\")"));
-        assert!(!n.may_contain(Lang::Java, "s.split(\"\\\\s+\"); x.lock();"));
+        assert!(anywhere(
+            &n,
+            Lang::Java,
+            "q(\"\"\"\n  pg_advisory_\\   \r\nlock\"\"\")"
+        ));
+        assert!(!anywhere(&n, Lang::Java, "s.split(\"\\\\s+\"); x.lock();"));
         // `invoke` is what Kotlin calls a function value by.
         let inv = Needles::new(["invoke"]);
-        assert!(inv.may_contain(Lang::Kotlin, "fun f(g: () -> Unit) = g()"));
-        assert!(!inv.may_contain(Lang::Java, "void f(Runnable g) { g.run(); }"));
+        assert!(anywhere(&inv, Lang::Kotlin, "fun f(g: () -> Unit) = g()"));
+        assert!(!anywhere(
+            &inv,
+            Lang::Java,
+            "void f(Runnable g) { g.run(); }"
+        ));
     }
 
     /// A word in a comment does not count; the same word in code or in a string does, and a
@@ -117,7 +138,11 @@ mod tests {
         assert!(check("/* x */ class A { void f() { pool.obtain(); } }"));
         assert!(check("class A { String u = \"http://x/obtain\"; }"));
         // Without the comment ranges the licence's word counts.
-        assert!(n.may_contain(Lang::Java, "/* You may obtain a copy */ class A {}"));
+        assert!(anywhere(
+            &n,
+            Lang::Java,
+            "/* You may obtain a copy */ class A {}"
+        ));
     }
 
     /// Counting only words in strings: a name or a comment with the word does not count.
