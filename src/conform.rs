@@ -1,9 +1,10 @@
 //! Facts in the outline's order, whatever the two disagree on.
 //!
-//! The project index is built from outlines ([`crate::outline`]): it names the `i`-th outlined
-//! function of a file as `FnId` `i` and its `i`-th type as `TypeId` `i`, before (or without)
-//! parsing the file. On almost every file the lowering numbers them the same way
-//! ([`super::fn_order`]); where it does not (a front-end quirk, a file the parser gave up on),
+//! The project index is built from each file's declarations as its outline reads them
+//! ([`crate::decls::Decls`]): it names the `i`-th declared function of a file as `FnId` `i` and
+//! its `i`-th type as `TypeId` `i`, before (or without) parsing the file. A file is parsed
+//! ([`parse`]) against those same declarations, not a second outline of it. On almost every
+//! file the lowering numbers them the same way ([`crate::lang::fn_order`]); where it does not (a front-end quirk, a file the parser gave up on),
 //! the facts are renumbered to match:
 //!
 //! - types and declared functions are paired by name, in order (a longest common
@@ -16,33 +17,61 @@
 //!
 //! Iterative and bounded: a pairing of more than [`MAX_CELLS`] cells pairs greedily instead.
 
-#[cfg(test)]
+use crate::decls::{Decls, Parse};
 use crate::facts::Lang;
 use crate::facts::{FileFacts, FnId, FnKind, Function, Param, Span, TypeDecl, TypeId};
 use crate::lang::fn_order::{is_declared, rewrite_ids};
-use crate::outline::Outlined;
 
 /// The largest pairing table (rows times columns) built; past it, names pair greedily.
 const MAX_CELLS: usize = 4 << 20;
 
-/// Renumbers `facts` (declared functions already first) so that the outline's `i`-th type and
-/// function are the facts' type and function `i`. Returns whether anything changed. A function
+/// Renumbers `facts` (declared functions already first) so that the `i`-th type and function
+/// of `decls` are the facts' type and function `i`. Returns whether anything changed. A function
 /// both list keeps what the facts say of it (its owner, its parameters).
-pub fn conform(facts: &mut FileFacts, outline: &Outlined) -> bool {
-    let types_moved = conform_types(facts, outline);
-    let fns_moved = conform_functions(facts, outline);
+pub fn conform(facts: &mut FileFacts, decls: &Decls) -> bool {
+    let types_moved = conform_types(facts, decls);
+    let fns_moved = conform_functions(facts, decls);
     types_moved || fns_moved
 }
 
-fn conform_types(facts: &mut FileFacts, outline: &Outlined) -> bool {
-    let want: Vec<Option<&str>> = outline.types.iter().map(|t| t.name).collect();
+/// Files parsed so far in this process (for `IDEMLINT_TIMINGS`).
+static PARSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many files [`parse`] has parsed in this process.
+pub fn parses_so_far() -> usize {
+    PARSES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Parses and lowers `text` (as [`crate::lang::parse_and_lower`]), the facts renumbered to
+/// agree with `decls`, the declarations its outline gave ([`crate::decls::declared`]). When the
+/// parser gives up, the facts hold only those declarations (without bodies), so the index's
+/// ids still point at something.
+pub fn parse(lang: Lang, text: &str, decls: &Decls) -> Parse {
+    PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut out = match crate::lang::parse_and_lower(lang, text) {
+        Some(p) => Parse {
+            facts: p.facts,
+            too_deep: p.too_deep,
+            gave_up: false,
+        },
+        None => Parse {
+            gave_up: true,
+            ..Parse::default()
+        },
+    };
+    conform(&mut out.facts, decls);
+    out
+}
+
+fn conform_types(facts: &mut FileFacts, decls: &Decls) -> bool {
+    let want: Vec<Option<&str>> = decls.types.iter().map(|t| t.name.as_deref()).collect();
     let have: Vec<Option<&str>> = facts.types.iter().map(|t| t.name.as_deref()).collect();
     if have.starts_with(&want) {
         return false;
     }
     let pairs = pair(&want, &have);
     let (types, new_id) = reorder(std::mem::take(&mut facts.types), &pairs, |i| {
-        stub_type(outline, i)
+        stub_type(decls, i)
     });
     let stubs: Vec<TypeId> = (0..pairs.len()).filter(|&i| pairs[i].is_none()).collect();
     facts.types = types;
@@ -64,12 +93,12 @@ fn conform_types(facts: &mut FileFacts, outline: &Outlined) -> bool {
     true
 }
 
-fn stub_type(outline: &Outlined, i: usize) -> TypeDecl {
-    let t = &outline.types[i];
+fn stub_type(decls: &Decls, i: usize) -> TypeDecl {
+    let t = &decls.types[i];
     TypeDecl {
-        name: t.name.map(str::to_string),
+        name: t.name.clone(),
         kind: t.kind,
-        supertypes: t.supertypes.iter().map(|s| s.to_string()).collect(),
+        supertypes: t.supertypes.clone(),
         annotations: Vec::new(),
         fields: Vec::new(),
         methods: Vec::new(),
@@ -81,13 +110,13 @@ fn stub_type(outline: &Outlined, i: usize) -> TypeDecl {
     }
 }
 
-fn conform_functions(facts: &mut FileFacts, outline: &Outlined) -> bool {
+fn conform_functions(facts: &mut FileFacts, decls: &Decls) -> bool {
     let declared = facts
         .functions
         .iter()
         .take_while(|f| is_declared(f))
         .count();
-    let want: Vec<&str> = outline.functions.iter().map(|f| f.name.as_ref()).collect();
+    let want: Vec<&str> = decls.functions.iter().map(|f| f.name.as_str()).collect();
     let have: Vec<&str> = facts.functions[..declared]
         .iter()
         .map(|f| f.name.as_deref().unwrap_or_default())
@@ -99,7 +128,7 @@ fn conform_functions(facts: &mut FileFacts, outline: &Outlined) -> bool {
     let n_types = facts.types.len();
     // (After the facts' own declared functions the outline lacks come the lambdas, in order.)
     let (fns, new_id) = reorder(std::mem::take(&mut facts.functions), &pairs, |i| {
-        stub_fn(outline, i, n_types)
+        stub_fn(decls, i, n_types)
     });
     let stubs: Vec<FnId> = (0..pairs.len()).filter(|&i| pairs[i].is_none()).collect();
     facts.functions = fns;
@@ -115,9 +144,9 @@ fn conform_functions(facts: &mut FileFacts, outline: &Outlined) -> bool {
     true
 }
 
-fn stub_fn(outline: &Outlined, i: usize, types: usize) -> Function {
-    let d = &outline.functions[i];
-    let owner = d.owner_type.filter(|&t| t < types);
+fn stub_fn(decls: &Decls, i: usize, types: usize) -> Function {
+    let d = &decls.functions[i];
+    let owner = d.owner.filter(|&t| t < types);
     let param = || Param {
         name: String::new(),
         ty: None,
@@ -132,7 +161,7 @@ fn stub_fn(outline: &Outlined, i: usize, types: usize) -> Function {
         } else {
             FnKind::Function
         },
-        params: (0..d.arity).map(|_| param()).collect(),
+        params: (0..d.params).map(|_| param()).collect(),
         annotations: Vec::new(),
         modifiers: Vec::new(),
         return_type: None,
@@ -236,7 +265,7 @@ fn pair<T: PartialEq>(want: &[T], have: &[T]) -> Vec<Option<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outline::{FnDecl, TyDecl};
+    use crate::outline::{FnDecl, Outlined, TyDecl};
 
     /// Each function and type, by where it is written, with the names of what its ids point
     /// at (its parent, its owner, a type's parent and methods): the same before and after a
@@ -291,9 +320,10 @@ mod tests {
         let lexed = crate::lex::lex(lang, text);
         let mut o = crate::outline::outline(lang, text, &lexed.tokens);
         edit(&mut o);
+        let decls = Decls::of_outline(&o);
         let mut facts = crate::lang::parse_and_lower(lang, text).unwrap().facts;
         let before = shape(&facts);
-        assert!(conform(&mut facts, &o), "nothing to conform in {text}");
+        assert!(conform(&mut facts, &decls), "nothing to conform in {text}");
         for (i, d) in o.functions.iter().enumerate() {
             let f = &facts.functions[i];
             assert_eq!(f.name.as_deref(), Some(d.name.as_ref()), "function {i}");
@@ -307,7 +337,10 @@ mod tests {
         }
         assert_eq!(shape(&facts), before, "an id points elsewhere");
         crate::lang::fn_order::ids_agree(&facts).unwrap();
-        assert!(!conform(&mut facts, &o), "conforming twice changes more");
+        assert!(
+            !conform(&mut facts, &decls),
+            "conforming twice changes more"
+        );
         facts
     }
 
@@ -404,9 +437,7 @@ mod tests {
                 continue;
             };
             let mut facts = parsed.facts;
-            let lexed = crate::lex::lex(lang, &text);
-            let o = crate::outline::outline(lang, &text, &lexed.tokens);
-            if conform(&mut facts, &o) {
+            if conform(&mut facts, &crate::decls::declared(lang, &text).decls) {
                 moved.push(path.file_name().unwrap().to_string_lossy().to_string());
             }
         }

@@ -1,10 +1,10 @@
 //! What the project index files of one file (its declarations), read from the lexical outline,
 //! and the parse whose facts agree with it.
 //!
-//! [`parse`] lexes and outlines a file, parses and lowers it, and renumbers the facts to the
-//! outline's order ([`crate::conform`]), so an index built from [`Decls`] names the same
-//! functions and types the facts hold: the `i`-th declared function is `FnId` `i`, the `i`-th
-//! type `TypeId` `i`.
+//! A file's facts are renumbered to its declarations' order when it is parsed
+//! ([`crate::conform::parse`]), so an index built from [`Decls`] names the same functions and
+//! types the facts hold: the `i`-th declared function is `FnId` `i`, the `i`-th type `TypeId`
+//! `i`.
 
 use crate::facts::{FileFacts, Lang, TypeId, TypeKind};
 use crate::outline::{Constant, FieldDecl, FnDecl, Outlined, TyDecl};
@@ -136,14 +136,6 @@ pub fn declared(lang: Lang, text: &str) -> Lexical {
     }
 }
 
-/// Files parsed so far in this process (for `IDEMLINT_TIMINGS`).
-static PARSES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// How many files [`parse`] has parsed in this process.
-pub fn parses_so_far() -> usize {
-    PARSES.load(std::sync::atomic::Ordering::Relaxed)
-}
-
 /// A file's facts and how its parse went.
 #[derive(Default)]
 pub struct Parse {
@@ -152,26 +144,4 @@ pub struct Parse {
     pub too_deep: bool,
     /// The parser gave up (or ran out of time): nothing of the file was analysed.
     pub gave_up: bool,
-}
-
-/// Parses and lowers `text` (as [`crate::lang::parse_and_lower`]), the facts renumbered to
-/// agree with its outline ([`declared`]). When the parser gives up, the facts hold only the
-/// outline's declarations (without bodies), so the index's ids still point at something.
-pub fn parse(lang: Lang, text: &str) -> Parse {
-    PARSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let lexed = crate::lex::lex(lang, text);
-    let outline = crate::outline::outline(lang, text, &lexed.tokens);
-    let mut out = match crate::lang::parse_and_lower(lang, text) {
-        Some(p) => Parse {
-            facts: p.facts,
-            too_deep: p.too_deep,
-            gave_up: false,
-        },
-        None => Parse {
-            gave_up: true,
-            ..Parse::default()
-        },
-    };
-    crate::conform::conform(&mut out.facts, &outline);
-    out
 }

@@ -247,7 +247,7 @@ pub fn lint_project(
             eprintln!(
                 "timing: {what} at {:.3} s ({} files parsed so far)",
                 clock.elapsed().as_secs_f64(),
-                decls::parses_so_far()
+                conform::parses_so_far()
             );
         }
     };
@@ -715,7 +715,7 @@ fn finish(
             eprintln!(
                 "timing: {what} at {:.3} s ({} files parsed so far)",
                 clock.elapsed().as_secs_f64(),
-                decls::parses_so_far()
+                conform::parses_so_far()
             );
         }
     };

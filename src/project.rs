@@ -104,7 +104,7 @@ impl Unit {
     /// Its parse, done now if not before.
     pub fn parsed(&self) -> &crate::decls::Parse {
         self.parse
-            .get_or_init(|| crate::decls::parse(self.lang, &self.src.text))
+            .get_or_init(|| crate::conform::parse(self.lang, &self.src.text, &self.decls))
     }
 
     /// Its parse, if some analysis asked for it.

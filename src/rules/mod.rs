@@ -190,7 +190,7 @@ fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
         eprintln!(
             "timing:   {what} {:.3} s ({} files parsed so far)",
             clock.elapsed().as_secs_f64(),
-            crate::decls::parses_so_far()
+            crate::conform::parses_so_far()
         );
     }
     t
