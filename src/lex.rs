@@ -33,6 +33,17 @@ pub struct Lexed<'a> {
     pub comments: Vec<(u32, u32)>,
 }
 
+impl Lexed<'_> {
+    /// The byte ranges of the string literals, in order.
+    pub fn string_ranges(&self) -> Vec<(u32, u32)> {
+        self.tokens
+            .iter()
+            .filter(|t| t.kind == b'"')
+            .map(|t| (t.start, t.end))
+            .collect()
+    }
+}
+
 /// Names the front ends make up rather than read from the text: Kotlin calls a function value
 /// through `invoke`, lowers operators and loops to the functions they call and names a
 /// `companion object` `Companion`; `this`, `self` and `super` stand for the receiver. A file

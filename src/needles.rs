@@ -150,12 +150,7 @@ mod tests {
     fn words_in_strings_only() {
         let n = Needles::new(["post"]);
         let check = |text: &str| {
-            let strings: Vec<(u32, u32)> = crate::lex::lex(Lang::Java, text)
-                .tokens
-                .iter()
-                .filter(|t| t.kind == b'"')
-                .map(|t| (t.start, t.end))
-                .collect();
+            let strings = crate::lex::lex(Lang::Java, text).string_ranges();
             n.may_contain_in_strings(Lang::Java, text, &strings)
         };
         assert!(check(

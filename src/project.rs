@@ -81,12 +81,7 @@ impl Unit {
         if !self.may_hold(needles) {
             return false;
         }
-        let strings: Vec<(u32, u32)> = crate::lex::lex(self.lang, &self.src.text)
-            .tokens
-            .iter()
-            .filter(|t| t.kind == b'"')
-            .map(|t| (t.start, t.end))
-            .collect();
+        let strings = crate::lex::lex(self.lang, &self.src.text).string_ranges();
         needles.may_contain_in_strings(self.lang, &self.src.text, &strings)
     }
 
@@ -186,6 +181,7 @@ impl Project {
             index.add_unit(u, unit.decls());
         }
         let children = units.iter().map(|_| std::sync::OnceLock::new()).collect();
+        let unit_calls = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let mut project = Project {
             units,
             index,
@@ -196,7 +192,7 @@ impl Project {
             subtypes: HashMap::default(),
             subtype_pos: HashMap::default(),
             config_texts: Vec::new(),
-            unit_calls: Vec::new(),
+            unit_calls,
             names,
             any_name,
             gates_open: false,
@@ -222,11 +218,6 @@ impl Project {
             }
         }
         project.fields_by_name = fields_by_name;
-        project.unit_calls = project
-            .units
-            .iter()
-            .map(|_| std::sync::OnceLock::new())
-            .collect();
         project.supers = (0..project.units.len())
             .into_par_iter()
             .map(|u| {
