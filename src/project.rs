@@ -138,6 +138,33 @@ pub struct Index {
     const_aliases: HashMap<String, Vec<String>>,
 }
 
+/// Which files a call to one function may be written in ([`Project::may_call_from`]).
+pub enum MayCall {
+    Anywhere,
+    In {
+        /// Per unit: does its code name the function's owner or a supertype of it (or is it
+        /// the function's own file)?
+        naming: Vec<bool>,
+        /// The build module (or Rust crate) whose every file may call it by name alone.
+        root: Option<String>,
+    },
+}
+
+impl MayCall {
+    /// May a call in unit `u` resolve to the function?
+    pub fn may_call(&self, p: &Project, u: usize) -> bool {
+        match self {
+            MayCall::Anywhere => true,
+            MayCall::In { naming, root } => {
+                naming[u]
+                    || root.as_deref().is_some_and(|r| {
+                        module_root(&p.units[u].src.path).is_some_and(|(o, _)| o == r)
+                    })
+            }
+        }
+    }
+}
+
 pub struct Project {
     pub units: Vec<Unit>,
     pub index: Index,
@@ -551,6 +578,97 @@ impl Project {
         let v: Calls = per_unit.into_iter().flatten().collect();
         cache().insert(name.to_string(), v.clone());
         v
+    }
+
+    /// The calls and method references named like `f` in the files where a call may resolve to
+    /// `f` ([`Self::may_call_from`]): a superset of the calls the flow's resolution
+    /// (`Flow::call_targets`, `Coord::method_ref_targets`) runs `f` from. Other files are not
+    /// read.
+    pub fn calls_that_may_run(&self, f: FnRef) -> Vec<(FnRef, Span)> {
+        let Some(name) = self.func(f).name.as_deref() else {
+            return Vec::new();
+        };
+        let from = self.may_call_from(f);
+        let per_unit: Vec<Vec<(FnRef, Span)>> = self
+            .units_naming(name)
+            .into_par_iter()
+            .filter(|&u| from.may_call(self, u))
+            .map(|u| {
+                self.calls_in(u).get(name).map_or_else(Vec::new, |v| {
+                    v.iter()
+                        .map(|&(g, span)| (FnRef { unit: u, f: g }, span))
+                        .collect()
+                })
+            })
+            .collect();
+        per_unit.into_iter().flatten().collect()
+    }
+
+    /// Where a call resolving to `f` can be written, read from the declarations and the name
+    /// index alone (no file is parsed). The flow resolves a call by name:
+    /// - on the caller's own type, a receiver's declared or constructed type, or the type a
+    ///   path names (`Billing.charge(..)`), then on the types below it: such a call runs `f`
+    ///   only if that type is `f`'s owner or one of its supertypes, and the caller's code
+    ///   names it (its own declaration, a local's or field's declared type, a constructor);
+    /// - in the caller's file;
+    /// - as the only function of that name in the project, or in the caller's build module or
+    ///   Rust crate (`Flow::unique`, `Project::declared_for`, `Project::in_module`); a method
+    ///   reference takes any of two or fewer functions of the name.
+    pub fn may_call_from(&self, f: FnRef) -> MayCall {
+        let name = self.func(f).name.as_deref().unwrap_or_default();
+        if self.gates_open || self.count_named(name) <= 2 {
+            return MayCall::Anywhere;
+        }
+        let root = module_root(&self.units[f.unit].src.path).map(|(r, _)| r);
+        // The only one of its name in its build module, or a Rust function (`in_module`).
+        let in_root = root.as_ref().filter(|r| {
+            self.units[f.unit].lang == Lang::Rust
+                || self
+                    .fns_named(name)
+                    .iter()
+                    .filter(|g| {
+                        module_root(&self.units[g.unit].src.path).is_some_and(|(o, _)| &o == *r)
+                    })
+                    .count()
+                    == 1
+        });
+        // The owner's names (a companion object's methods are filed under the enclosing type
+        // too), then every supertype of a type of such a name.
+        let mut types: Vec<String> = self
+            .index
+            .methods_by_owner
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| v.contains(&f))
+            .map(|(o, _)| o.clone())
+            .collect();
+        for i in 0..types.len() {
+            for &t in self
+                .index
+                .types_by_name
+                .get(&types[i])
+                .into_iter()
+                .flatten()
+            {
+                for s in self.all_supertypes(t) {
+                    if !types.contains(s) {
+                        types.push(s.clone());
+                    }
+                }
+            }
+        }
+        let mut naming = vec![false; self.units.len()];
+        for t in &types {
+            for u in self.units_naming(t) {
+                naming[u] = true;
+            }
+        }
+        naming[f.unit] = true;
+        MayCall::In {
+            naming,
+            root: in_root.cloned(),
+        }
     }
 
     /// The calls and method references written in unit `u`, by name.

@@ -9,7 +9,6 @@
 use super::syntax::{field_binding, innermost_stmt, local_binding, peel, stmt_exprs};
 use super::words::has;
 
-use super::sdk_params::Callers;
 use crate::catalog::Catalog;
 use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
 use crate::flow::Flow;
@@ -900,12 +899,6 @@ pub fn find<'p>(
     posts
 }
 
-impl<'p> super::sdk_params::Callers<'p> for Finder<'_, 'p> {
-    fn calls_named(&self, name: &str) -> Vec<(FnRef, &'p Expr)> {
-        Finder::calls_named(self, name)
-    }
-}
-
 impl<'p> Finder<'_, 'p> {
     /// The calls of a project function's name, with the function each is in.
     fn calls_named(&self, name: &str) -> Vec<(FnRef, &'p Expr)> {
@@ -1036,7 +1029,7 @@ impl<'p> Finder<'_, 'p> {
             }
         });
         for e in calls {
-            let m = match sdks.money_call(self.flow, self, at, e) {
+            let m = match sdks.money_call(self.flow, at, e) {
                 Some(super::sdk::SdkCallIs::Money(m)) => m,
                 Some(super::sdk::SdkCallIs::NoMoney) => {
                     posts.no_money.insert((at.unit, e.span));
@@ -1356,7 +1349,7 @@ impl<'p> Finder<'_, 'p> {
 
     /// Calls of helper `h` whose argument makes the URL a money endpoint.
     fn helper_callers(&self, h: &Helper, posts: &mut Posts, next: &mut Vec<Helper>) {
-        for (at, call) in self.calls_of(self.flow, self.p, h.f) {
+        for (at, call) in super::sdk_params::calls_of(self.flow, self.p, h.f) {
             let ExprKind::Call { receiver, args, .. } = &call.kind else {
                 continue;
             };

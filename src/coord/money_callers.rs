@@ -92,9 +92,17 @@ fn compute(co: &Coord) -> MoneyGate {
     let clock = std::time::Instant::now();
     let p = co.p;
     let (cat, flows, shared) = (co.cat, co.flow.caches(), &co.shared);
-    // Evidence is written in a file's code as a name (a money call's, an SDK money method's, a
-    // payment port's), or is a POST the POST finder found there. Only those files are read.
+    // Evidence is written in a file's code as names (a money call's, a payment port's, or an
+    // SDK money method's beside an SDK type or service its receiver names), or is a POST the
+    // POST finder found there. Only those files are read.
     let mut may_hold = p.units_naming_any(|n| money_evidence_name(cat, n));
+    let m = &cat.coord.money;
+    let sdk_method = p.units_naming_any(|n| m.sdk_methods.iter().any(|s| s == n));
+    let sdk_receiver =
+        p.units_naming_any(|n| m.sdk_types.iter().chain(&m.sdk_services).any(|s| s == n));
+    for u in 0..p.units.len() {
+        may_hold[u] |= sdk_method[u] && sdk_receiver[u];
+    }
     for s in &shared.posts.sites {
         may_hold[s.at.unit] = true;
     }
@@ -161,10 +169,10 @@ fn compute(co: &Coord) -> MoneyGate {
             continue;
         }
         let func = p.func(f);
-        let Some(name) = func.name.as_deref().filter(|_| func.kind != FnKind::Lambda) else {
+        if func.name.is_none() || func.kind == FnKind::Lambda {
             continue; // a lambda runs where it is written (or as a job's entry)
-        };
-        for &(g, span) in p.calls_named(name).iter() {
+        }
+        for (g, span) in p.calls_that_may_run(f) {
             let Some(e) = crate::project::find_call(p.func(g), span) else {
                 continue;
             };
@@ -221,13 +229,13 @@ fn compute(co: &Coord) -> MoneyGate {
     MoneyGate::new(member)
 }
 
-/// May a name written in a file make money evidence there ([`money_evidence`]): a call or
-/// bodiless function named like money, a payment SDK's money method, or a type named like a
-/// payment port (whose methods count)?
+/// May a name written in a file make money evidence there on its own ([`money_evidence`]): a
+/// call or bodiless function named like money, or a type named like a payment port (whose
+/// methods count)? (A payment SDK's money method counts only with an SDK type or service in
+/// its receiver, `Coord::is_sdk_money_call`: a file needs both names.)
 fn money_evidence_name(cat: &crate::catalog::Catalog, name: &str) -> bool {
     let m = &cat.coord.money;
     is_money_name(cat, name)
-        || m.sdk_methods.iter().any(|s| s == name)
         || super::words::words(name)
             .iter()
             .any(|w| super::words::has(&m.port_words, w))
@@ -415,6 +423,32 @@ mod tests {
         // Off (`--exhaustive`): everything passes.
         let open = MoneyGate::open();
         assert!(open.may_reach(named(&p, "unrelated")) && !open.is_empty());
+    }
+
+    /// An SDK money method's name is evidence only beside an SDK type or service: a file that
+    /// calls some other `create` is not read for the gate.
+    #[test]
+    fn an_sdk_method_name_alone_opens_no_file() {
+        let p = project(&[
+            (
+                "Pay.java",
+                "class Pay { void pay(String id) { stripe.paymentIntents().create(params(id)); } }",
+            ),
+            (
+                "Factory.java",
+                "class Factory { Object make() { return builderFactory.create(); } }",
+            ),
+        ]);
+        let cat = Catalog::builtin();
+        let flows = crate::flow::Caches::default();
+        let co = Coord::new(&p, cat, &flows, Arc::new(crate::coord::Shared::default()));
+        assert!(co.money_gate().may_reach(named(&p, "pay")));
+        assert!(!co.money_gate().may_reach(named(&p, "make")));
+        assert!(p.units[0].parse_if_done().is_some());
+        assert!(
+            p.units[1].parse_if_done().is_none(),
+            "Factory.java was parsed for the money gate"
+        );
     }
 
     /// A project with no money evidence has an empty gate.

@@ -6,7 +6,7 @@
 //! An SDK is seen in a file only through its packages (an import, a qualified name), so a
 //! project class named `Charge` or `Refund` is not Stripe's.
 
-use super::sdk_params::{Callers, Found, ParamsFinder, Path};
+use super::sdk_params::{Found, ParamsFinder, Path};
 use super::syntax::{local_binding, peel};
 use crate::catalog::{Catalog, Sdk, SdkCall, SdkStyle};
 use crate::facts::{Expr, ExprKind, Lang, Span, simple_name};
@@ -98,14 +98,7 @@ impl<'p> Sdks<'p> {
     }
 
     /// What the SDK call `e` (a call in `at`) does with money, if it is a money call of an SDK.
-    /// `calls` finds the callers of a function whose parameter the params come from.
-    pub fn money_call(
-        &self,
-        flow: &Flow<'p>,
-        calls: &dyn Callers<'p>,
-        at: FnRef,
-        e: &'p Expr,
-    ) -> Option<SdkCallIs> {
+    pub fn money_call(&self, flow: &Flow<'p>, at: FnRef, e: &'p Expr) -> Option<SdkCallIs> {
         let ExprKind::Call {
             receiver,
             name,
@@ -140,7 +133,7 @@ impl<'p> Sdks<'p> {
         let c = &self.cat.sdks[sdk].call[call];
         let mut once = c.once_per_object;
         if !c.moves_money_with.is_empty() || !c.unless_set.is_empty() {
-            let finder = ParamsFinder::new(self.p, flow, calls);
+            let finder = ParamsFinder::new(self.p, flow);
             // The params: the arguments, and the receiver chain of a `..params.send(&client)`.
             let chain = receiver.as_deref().filter(|_| c.style == SdkStyle::Chain);
             let mut no_money = false;

@@ -13,31 +13,24 @@ use crate::facts::{Expr, ExprKind, Span};
 use crate::flow::Flow;
 use crate::project::{FnRef, Project, walk_stmts};
 
-/// The calls of a name in the project, with the function each is in (the callers of a function
-/// that hands its parameter to an SDK call).
-pub trait Callers<'p> {
-    fn calls_named(&self, name: &str) -> Vec<(FnRef, &'p Expr)>;
-
-    /// The calls that may run `f` (by name, then by the flow's call resolution), with the
-    /// function each is in.
-    fn calls_of(&self, flow: &Flow<'p>, p: &Project, f: FnRef) -> Vec<(FnRef, &'p Expr)> {
-        let Some(name) = p.func(f).name.as_deref() else {
-            return Vec::new();
-        };
-        self.calls_named(name)
-            .into_iter()
-            .filter(|(at, call)| match &call.kind {
-                ExprKind::Call {
-                    receiver,
-                    name,
-                    args,
-                } => flow
-                    .call_targets(*at, receiver.as_deref(), name, args)
-                    .contains(&f),
-                _ => false,
-            })
-            .collect()
-    }
+/// The calls that may run `f` (the files where one may be written, then the flow's call
+/// resolution), with the function each is in: the callers of a function that hands its
+/// parameter to an SDK call, or of a helper that sends a POST.
+pub fn calls_of<'p>(flow: &Flow<'p>, p: &'p Project, f: FnRef) -> Vec<(FnRef, &'p Expr)> {
+    p.calls_that_may_run(f)
+        .into_iter()
+        .filter_map(|(at, span)| Some((at, crate::project::find_call(p.func(at), span)?)))
+        .filter(|(at, call)| match &call.kind {
+            ExprKind::Call {
+                receiver,
+                name,
+                args,
+            } => flow
+                .call_targets(*at, receiver.as_deref(), name, args)
+                .contains(&f),
+            _ => false,
+        })
+        .collect()
 }
 
 /// A region of code in a function that builds (part of) the params.
@@ -57,7 +50,6 @@ const MAX_PLACES: usize = 48;
 pub struct ParamsFinder<'a, 'p> {
     p: &'p Project,
     flow: &'a Flow<'p>,
-    calls: &'a dyn Callers<'p>,
 }
 
 /// The ways the params reach a call.
@@ -75,8 +67,8 @@ struct Bounds {
 }
 
 impl<'a, 'p> ParamsFinder<'a, 'p> {
-    pub fn new(p: &'p Project, flow: &'a Flow<'p>, calls: &'a dyn Callers<'p>) -> Self {
-        ParamsFinder { p, flow, calls }
+    pub fn new(p: &'p Project, flow: &'a Flow<'p>) -> Self {
+        ParamsFinder { p, flow }
     }
 
     /// Every way `e`, a value used in `at` at offset `before`, is built; `None` when one of them
@@ -165,7 +157,7 @@ impl<'a, 'p> ParamsFinder<'a, 'p> {
             return n.starts_with(|c: char| c.is_uppercase()).then(|| vec![own]);
         };
         let mut out = Vec::new();
-        for (caller, call) in self.calls.calls_of(self.flow, self.p, root_fn) {
+        for (caller, call) in calls_of(self.flow, self.p, root_fn) {
             let ExprKind::Call { receiver, args, .. } = &call.kind else {
                 continue;
             };
@@ -391,6 +383,153 @@ fn value_matches(p: &Project, unit: usize, value: &Expr, cond: &ParamCondition) 
 #[cfg(test)]
 mod tests {
     use super::normalise;
+    use crate::project::{FnRef, Project};
+
+    /// The callers a resolution may run: every call named `send` whose resolution
+    /// (`Flow::call_targets`) runs the function, from the files `Project::calls_that_may_run`
+    /// reads, which leave out files naming no type the call could be resolved on.
+    #[test]
+    fn callers_come_from_the_files_that_may_call() {
+        let j = |path: &str, text: &str| (path.to_string(), text.to_string());
+        let files = [
+            j(
+                "billing/src/main/java/a/Gateway.java",
+                "package a; interface Gateway { void send(String id); }",
+            ),
+            j(
+                "billing/src/main/java/a/StripeGateway.java",
+                "package a; class StripeGateway implements Gateway { public void send(String id) { settle(id); } }",
+            ),
+            j(
+                "billing/src/main/java/a/Mailer.java",
+                "package a; class Mailer { void send(String id) { log(id); } }",
+            ),
+            j(
+                "other/src/main/java/b/Queue.java",
+                "package b; class Queue { void send(String id) { log(id); } void settle(String id) { log(id); } }",
+            ),
+            j(
+                "other/src/main/java/b/Batch.java",
+                "package b; class Batch { void settle(String id) { log(id); } }",
+            ),
+            j(
+                "billing/src/main/java/a/Settler.java",
+                "package a; class Settler { void settle(String id) { log(id); } }",
+            ),
+            // Through the interface, on the class, on a Kotlin constructor call, by a field.
+            j(
+                "billing/src/main/java/a/ViaInterface.java",
+                "package a; class ViaInterface { Gateway g; void run() { g.send(\"x\"); } }",
+            ),
+            j(
+                "billing/src/main/java/a/ViaClass.java",
+                "package a; class ViaClass { void run() { new StripeGateway().send(\"x\"); } }",
+            ),
+            j(
+                "billing/src/main/kotlin/a/ViaCtor.kt",
+                "package a\nclass ViaCtor { fun run() { StripeGateway().send(\"x\") } }",
+            ),
+            // A `send` on another type, and on a value of unknown type (three in the module).
+            j(
+                "billing/src/main/java/a/Unrelated.java",
+                "package a; class Unrelated { Mailer m; void run() { m.send(\"x\"); } }",
+            ),
+            j(
+                "billing/src/main/java/a/Untyped.java",
+                "package a; class Untyped { void run() { sender.send(\"x\"); } }",
+            ),
+            // `settle` is the only one of its name in `billing`: any file there may call it.
+            j(
+                "billing/src/main/java/a/Settle.java",
+                "package a; class Settle { void run() { settler.settle(\"x\"); } }",
+            ),
+            j(
+                "other/src/main/java/b/Settle.java",
+                "package b; class Settle { void run() { settler.settle(\"x\"); } }",
+            ),
+        ];
+        let refs: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let p = crate::project::parsed(&refs);
+        let cat = crate::catalog::Catalog::builtin();
+        let caches = crate::flow::Caches::default();
+        let flow = crate::flow::Flow::new(&p, cat, &caches);
+        let unit = |path: &str| {
+            p.units
+                .iter()
+                .position(|u| u.src.path.to_str() == Some(path))
+                .unwrap()
+        };
+        let on = |name: &str, owner_unit: &str| -> FnRef {
+            *p.fns_named(name)
+                .iter()
+                .find(|f| f.unit == unit(owner_unit))
+                .unwrap()
+        };
+        // By brute force: every call of the name, resolved.
+        let resolved = |p: &Project, f: FnRef, name: &str| -> Vec<FnRef> {
+            let mut v: Vec<FnRef> = p
+                .calls_named(name)
+                .iter()
+                .filter(|(at, span)| {
+                    let e = crate::project::find_call(p.func(*at), *span).unwrap();
+                    let crate::facts::ExprKind::Call {
+                        receiver,
+                        name,
+                        args,
+                    } = &e.kind
+                    else {
+                        return false;
+                    };
+                    flow.call_targets(*at, receiver.as_deref(), name, args)
+                        .contains(&f)
+                })
+                .map(|(at, _)| *at)
+                .collect();
+            v.sort();
+            v
+        };
+        let found = |f: FnRef| -> Vec<FnRef> {
+            let mut v: Vec<FnRef> = super::calls_of(&flow, &p, f)
+                .into_iter()
+                .map(|(at, _)| at)
+                .collect();
+            v.sort();
+            v
+        };
+        let stripe = on("send", "billing/src/main/java/a/StripeGateway.java");
+        let want = resolved(&p, stripe, "send");
+        let callers: Vec<usize> = want.iter().map(|f| f.unit).collect();
+        for via in ["ViaInterface.java", "ViaClass.java"] {
+            assert!(
+                callers.contains(&unit(&format!("billing/src/main/java/a/{via}"))),
+                "{via}"
+            );
+        }
+        assert!(callers.contains(&unit("billing/src/main/kotlin/a/ViaCtor.kt")));
+        assert_eq!(found(stripe), want);
+        let from = p.may_call_from(stripe);
+        for left_out in ["Unrelated.java", "Untyped.java", "Mailer.java"] {
+            assert!(
+                !from.may_call(&p, unit(&format!("billing/src/main/java/a/{left_out}"))),
+                "{left_out}"
+            );
+        }
+        // The only `settle` of `billing`: its calls there run it (an untyped one, and
+        // `StripeGateway`'s own), the one in `other` does not, and `other` is not read for it.
+        let settler = on("settle", "billing/src/main/java/a/Settler.java");
+        let want = resolved(&p, settler, "settle");
+        let callers: Vec<usize> = want.iter().map(|f| f.unit).collect();
+        assert!(callers.contains(&unit("billing/src/main/java/a/Settle.java")));
+        assert!(!callers.contains(&unit("other/src/main/java/b/Settle.java")));
+        assert_eq!(found(settler), want);
+        assert!(
+            !p.may_call_from(settler)
+                .may_call(&p, unit("other/src/main/java/b/Settle.java"))
+        );
+    }
 
     #[test]
     fn field_spellings_agree() {
