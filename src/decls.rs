@@ -117,7 +117,9 @@ pub struct Lexical {
     /// one per line: every name its facts can hold but the made-up ones
     /// ([`crate::lex::MADE_UP_NAMES`]).
     pub names: Box<str>,
-    /// It writes a `\u` escape, which may spell a name in letters its text does not show.
+    /// Its code (outside comments and literals) writes a Java `\u` escape, which may spell a
+    /// name in letters its text does not show. (Kotlin and Rust have such escapes only in
+    /// string and character literals.)
     pub escapes: bool,
 }
 
@@ -131,9 +133,24 @@ pub fn declared(lang: Lang, text: &str) -> Lexical {
     Lexical {
         decls,
         names: names.join("\n").into_boxed_str(),
-        escapes: text.contains("\\u"),
+        escapes: lang == Lang::Java && escape_in_code(text, &lexed),
         comments: lexed.comments,
     }
+}
+
+/// Is there a `\u` in `text` outside its comments and its string and character literals?
+fn escape_in_code(text: &str, lexed: &crate::lex::Lexed) -> bool {
+    text.match_indices("\\u").any(|(at, _)| {
+        let at = at as u32;
+        // The last comment and the last token starting at or before `at` (both in order).
+        let c = lexed.comments.partition_point(|&(s, _)| s <= at);
+        let in_comment = c > 0 && at < lexed.comments[c - 1].1;
+        let t = lexed.tokens.partition_point(|tok| tok.start <= at);
+        let in_literal = t > 0
+            && matches!(lexed.tokens[t - 1].kind, b'"' | b'\'')
+            && at < lexed.tokens[t - 1].end;
+        !in_comment && !in_literal
+    })
 }
 
 /// A file's facts and how its parse went.

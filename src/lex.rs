@@ -5,8 +5,9 @@
 //! skipped, but everything code-like is kept, including the code inside Kotlin string
 //! templates (`"${order.id}"`, `"$key"`).
 //!
-//! Not yet used by the rules: `tests/lex.rs` checks it finds every name the facts hold, on the
-//! fixtures (and, `--ignored`, on any code), and times it.
+//! Its identifiers make the project's name index and its tokens the declaration outline
+//! ([`crate::decls::declared`]). `tests/lex.rs` checks it finds every name the facts hold, on
+//! the fixtures (and, `--ignored`, on any code), and times it.
 
 use crate::facts::Lang;
 

@@ -1297,7 +1297,8 @@ mod tests {
     use std::path::Path;
 
     /// The name index holds the names a file's code writes, not those of its comments; a
-    /// made-up name (`invoke`) is in every file, and a file with `\\u` escapes may hold any.
+    /// made-up name (`invoke`) is in every file, and a Java file with `\\u` escapes in its code
+    /// may hold any.
     #[test]
     fn files_by_the_names_their_code_writes() {
         let p = super::parsed(&[
@@ -1306,15 +1307,22 @@ mod tests {
                 "B.java",
                 "// charge() is not called here\nclass B { void g() { log(); } }",
             ),
-            ("C.java", "class C { String s = \"\\u0063harge\"; }"),
+            ("C.java", "class C { void \\u0063harge() { } }"),
             ("D.kt", "fun h(k: () -> Unit) = k()"),
+            // Escapes in a string, a character and a comment spell no name; Kotlin has none
+            // in code.
+            (
+                "E.java",
+                "class E { String s = \"\\u0063harge\"; char c = '\\u0063'; /* \\u0063 */ }",
+            ),
+            ("F.kt", "val s = \"\\u0063harge\""),
         ]);
         assert_eq!(p.units_naming("charge"), [0, 2]);
         assert_eq!(p.units_naming("log"), [1, 2]);
-        assert_eq!(p.units_naming("invoke"), [0, 1, 2, 3]);
+        assert_eq!(p.units_naming("invoke"), [0, 1, 2, 3, 4, 5]);
         assert_eq!(
-            p.units_naming_any(|n| n.starts_with("cha")),
-            [true, false, true, false]
+            p.units_naming_any(|n| n.starts_with("charg")),
+            [true, false, true, false, false, false]
         );
         // The calls of a name come from those files, in order.
         let calls = p.calls_named("charge");
