@@ -33,6 +33,16 @@ impl MoneyGate {
         self.open || self.units.contains(&u)
     }
 
+    /// Is the gate off (every function may reach money)?
+    pub fn is_open(&self) -> bool {
+        self.open
+    }
+
+    /// The functions that may reach money (none when the gate is off), in no order.
+    pub fn members(&self) -> impl Iterator<Item = FnRef> + '_ {
+        self.member.iter().copied()
+    }
+
     /// Can nothing in the project reach money?
     pub fn is_empty(&self) -> bool {
         !self.open && self.member.is_empty()

@@ -69,12 +69,13 @@ impl<'p> Coord<'p> {
             .map(|(t, _)| t.as_str())
             .collect();
         let gate = self.money_gate();
+        let names_money = self.units_naming_money();
         let may_hold: Vec<bool> = (0..self.p.units.len())
             .into_par_iter()
             .map(|u| {
                 let decls = self.p.units[u].decls();
                 gate.may_reach_in(u)
-                    || may_call[u]
+                    || (may_call[u] && names_money[u])
                     || decls.functions.iter().any(|f| f.name == "main")
                     || (0..decls.types.len()).any(|t| {
                         self.p
@@ -125,6 +126,33 @@ impl<'p> Coord<'p> {
             }
         }
         out
+    }
+
+    /// Per unit: may a job started there reach money written elsewhere? A job's entry
+    /// ([`Self::entry_start`]) is code of the file it is started in (a lambda, the job's own
+    /// function, a `Runnable` declared there: `MoneyGate::may_reach_in`), a function it names
+    /// (a method reference, a call), or the `run` of a type it names (`new BillingTask()`, a
+    /// `Runnable` local or field handed to the executor): so only a file naming a function
+    /// that may reach money, the type it is declared in or a supertype of that type.
+    fn units_naming_money(&self) -> Vec<bool> {
+        let gate = self.money_gate();
+        if gate.is_open() {
+            return vec![true; self.p.units.len()];
+        }
+        let mut names: crate::hash::HashSet<&str> = Default::default();
+        for f in gate.members() {
+            if let Some(n) = self.p.func(f).name.as_deref() {
+                names.insert(n);
+            }
+            if let Some(t) = self.p.enclosing_type(f) {
+                let ty = TypeRef { unit: f.unit, t };
+                if let Some(n) = self.p.units[f.unit].facts().types[t].name.as_deref() {
+                    names.insert(simple_name(n));
+                }
+                names.extend(self.p.all_supertypes(ty).iter().map(String::as_str));
+            }
+        }
+        self.p.units_naming_any(|n| names.contains(n))
     }
 
     /// The names [`Self::call_job`] looks for, each of which it compares whole with a call's
@@ -982,4 +1010,50 @@ fn compares(e: &Expr) -> bool {
         }
     });
     yes
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::catalog::Catalog;
+    use crate::coord::{Coord, Shared};
+    use std::sync::Arc;
+
+    /// A job's entry reaches money through what its file names: a `Runnable` built for the
+    /// executor runs a charging task declared elsewhere, so its file is read and the job found;
+    /// a file scheduling only code that names nothing which may reach money is not read.
+    #[test]
+    fn jobs_come_from_files_naming_money() {
+        let p = crate::project::parsed(&[
+            (
+                "BillingTask.java",
+                "class BillingTask implements Runnable {\n\
+                 public void run() { stripe.charges().create(params()); }\n}",
+            ),
+            (
+                "Boot.java",
+                "class Boot {\n\
+                 void start(ScheduledExecutorService s) {\n\
+                 s.scheduleAtFixedRate(new BillingTask(), 0, 1, TimeUnit.HOURS);\n}\n}",
+            ),
+            (
+                "Metrics.java",
+                "class Metrics {\n\
+                 void start(ScheduledExecutorService s) {\n\
+                 s.scheduleAtFixedRate(() -> flush(), 0, 1, TimeUnit.MINUTES);\n}\n}",
+            ),
+        ]);
+        let cat = Catalog::builtin();
+        let flows = crate::flow::Caches::default();
+        let co = Coord::new(&p, cat, &flows, Arc::new(Shared::default()));
+        let jobs = co.jobs();
+        assert!(
+            jobs.iter()
+                .any(|j| j.at.unit == 1 && co.job_may_move_money(j)),
+            "the job in Boot.java"
+        );
+        assert!(
+            p.units[2].parse_if_done().is_none(),
+            "Metrics.java was parsed for jobs"
+        );
+    }
 }
