@@ -31,6 +31,8 @@ pub struct DeclFn {
     pub params: usize,
     /// It takes any number of arguments (Java `T...`, Kotlin `vararg`).
     pub varargs: bool,
+    /// It has a body (not an interface's or an abstract method).
+    pub has_body: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,6 +92,7 @@ impl Decls {
                     owner: f.owner_type,
                     params: f.arity - usize::from(f.has_self && f.arity > 0),
                     varargs: f.varargs,
+                    has_body: f.has_body,
                 })
                 .collect(),
             types: types

@@ -290,6 +290,24 @@ impl Project {
         &self.units[r.unit].facts().functions[r.f]
     }
 
+    /// Does `r` have a body, and which type is it a member of? From the declarations (no
+    /// parse), or for a function only the facts have, from the facts.
+    pub fn body_and_owner(&self, r: FnRef) -> (bool, Option<TypeId>) {
+        match self.units[r.unit].decls().functions.get(r.f) {
+            Some(d) => (d.has_body, d.owner),
+            None => (self.func(r).has_body, self.func(r).owner),
+        }
+    }
+
+    /// The name of type `t` of unit `u` (from the declarations, as [`Self::body_and_owner`]).
+    pub fn type_name(&self, u: usize, t: TypeId) -> Option<&str> {
+        let unit = &self.units[u];
+        match unit.decls().types.get(t) {
+            Some(d) => d.name.as_deref(),
+            None => unit.facts().types[t].name.as_deref(),
+        }
+    }
+
     /// Project functions a call `name(args)` may resolve to: same name and a parameter count
     /// that fits (Kotlin/Rust default parameters are not modelled, so arity must match unless
     /// the callee has more parameters than the call has arguments and the call uses named
@@ -422,7 +440,7 @@ impl Project {
             .iter()
             .copied()
             .filter(|r| {
-                self.func(*r).owner.is_none()
+                self.body_and_owner(*r).1.is_none()
                     && module_root(&self.units[r.unit].src.path).is_some_and(|(o, m)| {
                         let m = m.strip_suffix("/mod").unwrap_or(&m).to_string();
                         o == root && (m == last || m.ends_with(&format!("/{last}")))
@@ -1295,6 +1313,37 @@ pub(crate) fn parsed(files: &[(&str, &str)]) -> Project {
 mod tests {
     use super::module_root;
     use std::path::Path;
+
+    /// A Rust call through a module path (`settlement::run()`) is resolved from the
+    /// declarations: the other files declaring a `run` are not parsed to see whether theirs is
+    /// a method.
+    #[test]
+    fn module_functions_from_the_declarations() {
+        let p = super::parsed(&[
+            (
+                "svc/src/main.rs",
+                "mod settlement;\nfn main() { settlement::run(); }",
+            ),
+            ("svc/src/settlement.rs", "pub fn run() { charge(); }"),
+            ("svc/src/a.rs", "struct A;\nimpl A { fn run(&self) {} }"),
+            ("svc/src/b/settlement.rs", "impl B { pub fn run(&self) {} }"),
+            ("svc/src/c.rs", "pub fn run() {}"),
+        ]);
+        let f = p.in_module(0, "settlement", "run").unwrap();
+        assert_eq!(f.unit, 1);
+        for u in 2..5 {
+            assert!(p.units[u].parse_if_done().is_none(), "{u}");
+        }
+        assert_eq!(p.body_and_owner(f), (true, None));
+        let m = p
+            .fns_named("run")
+            .iter()
+            .find(|r| r.unit == 2)
+            .copied()
+            .unwrap();
+        let (has_body, owner) = p.body_and_owner(m);
+        assert!(has_body && p.type_name(2, owner.unwrap()) == Some("A"));
+    }
 
     /// The name index holds the names a file's code writes, not those of its comments; a
     /// made-up name (`invoke`) is in every file, and a Java file with `\\u` escapes in its code

@@ -885,14 +885,12 @@ impl<'p> Flow<'p> {
             .iter()
             .copied()
             .filter(|r| {
-                self.p.func(*r).has_body
-                    && self.p.func(*r).owner.is_some_and(|o| {
-                        self.p.units[r.unit].facts().types[o]
-                            .name
-                            .as_deref()
-                            .map(simple_name)
-                            == Some(t)
-                    })
+                let (has_body, owner) = self.p.body_and_owner(*r);
+                has_body
+                    && owner
+                        .and_then(|o| self.p.type_name(r.unit, o))
+                        .map(simple_name)
+                        == Some(t)
             })
             .collect();
         let v = if own.is_empty() {
