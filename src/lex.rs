@@ -43,6 +43,32 @@ impl Lexed<'_> {
             .map(|t| (t.start, t.end))
             .collect()
     }
+
+    /// May the code of `text` (lexed as `self`) call a name `pred` accepts with an argument?
+    /// Where the name is followed by `(` and something other than `)`, by a block or lambda
+    /// (`withLock {`), a macro's `!`, type arguments (`<`, Rust's `::<`), or by an operand (a
+    /// Kotlin infix call); or it is written in a Kotlin string template, which has no tokens.
+    /// A superset: `lock()` and `lock.unlock()` are not such calls.
+    pub fn may_call_with_args(&self, text: &str, pred: impl Fn(&str) -> bool) -> bool {
+        let kind = |i: usize| self.tokens.get(i).map(|t| t.kind);
+        let mut written = 0;
+        for (i, t) in self.tokens.iter().enumerate() {
+            if t.kind != b'a' || !pred(&text[t.start as usize..t.end as usize]) {
+                continue;
+            }
+            written += 1;
+            let with_args = match kind(i + 1) {
+                Some(b'(') => kind(i + 2) != Some(b')'),
+                Some(b':') => kind(i + 2) == Some(b':') && kind(i + 3) == Some(b'<'),
+                Some(b'{' | b'!' | b'<' | b'a' | b'"' | b'0' | b'\'') => true,
+                _ => false,
+            };
+            if with_args {
+                return true;
+            }
+        }
+        self.idents.iter().filter(|w| pred(w)).count() > written
+    }
 }
 
 /// Names the front ends make up rather than read from the text: Kotlin calls a function value
@@ -523,6 +549,49 @@ impl<'a> Lexer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A call with an argument, in each way one is written; a call with none, a field of the
+    /// same name and a method reference are not.
+    #[test]
+    fn calls_with_arguments() {
+        let calls = |lang: Lang, text: &str, name: &str| {
+            lex(lang, text).may_call_with_args(text, |n| n == name)
+        };
+        let java = |text: &str, name: &str| calls(Lang::Java, text, name);
+        assert!(java("class A { void f() { locks.lock(key); } }", "lock"));
+        assert!(java(
+            "class A { void f() { lock /* why */ (key); } }",
+            "lock"
+        ));
+        assert!(java(
+            "class A { Object m = new InterProcessMutex<>(c, p); }",
+            "InterProcessMutex"
+        ));
+        assert!(!java(
+            "class A { Lock lock = new ReentrantLock(); void f() { lock.lock(); lock.unlock(); } }",
+            "lock"
+        ));
+        assert!(!java(
+            "class A { void f(Lock l) { run(l::lock); } }",
+            "lock"
+        ));
+        assert!(!java(
+            "class A { void f() { lock(); } } // lock(key)",
+            "lock"
+        ));
+        let kotlin = |text: &str, name: &str| calls(Lang::Kotlin, text, name);
+        assert!(kotlin(
+            "fun f() { mutex.withLock { charge() } }",
+            "withLock"
+        ));
+        assert!(kotlin("fun f() { val s = \"${redis.lock(k)}\" }", "lock"));
+        assert!(kotlin("fun f() { registry lock key }", "lock"));
+        assert!(!kotlin("fun f() { mutex.lock() }", "lock"));
+        let rust = |text: &str, name: &str| calls(Lang::Rust, text, name);
+        assert!(rust("fn f() { con.set_nx::<_, _, ()>(key, 1); }", "set_nx"));
+        assert!(rust("fn f() { lock!(key); }", "lock"));
+        assert!(!rust("fn f() { let g = state.lock().await; }", "lock"));
+    }
 
     #[test]
     fn comments_are_skipped_code_and_strings_kept() {

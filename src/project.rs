@@ -85,6 +85,14 @@ impl Unit {
         needles.may_contain_in_strings(self.lang, &self.src.text, &strings)
     }
 
+    /// May its code call a name `pred` accepts with an argument
+    /// ([`crate::lex::Lexed::may_call_with_args`]; lexed again, so ask only of files whose code
+    /// writes such a name)? A file whose escapes may spell any name may.
+    pub fn may_call_with_args(&self, pred: impl Fn(&str) -> bool) -> bool {
+        self.escapes
+            || crate::lex::lex(self.lang, &self.src.text).may_call_with_args(&self.src.text, pred)
+    }
+
     /// Its imports, as the facts write them (from the outline: no parse).
     pub fn imports(&self) -> &[String] {
         &self.decls.imports
@@ -955,6 +963,20 @@ impl Project {
             out[u as usize] = true;
         }
         out
+    }
+
+    /// Per unit: may its code call a name `pred` accepts with an argument
+    /// ([`Unit::may_call_with_args`])? The files naming one are lexed again, in parallel.
+    pub fn units_calling_with_args(&self, pred: impl Fn(&str) -> bool + Sync) -> Vec<bool> {
+        let naming = self.units_naming_any(&pred);
+        if self.gates_open {
+            return naming;
+        }
+        naming
+            .into_par_iter()
+            .enumerate()
+            .map(|(u, n)| n && self.units[u].may_call_with_args(&pred))
+            .collect()
     }
 
     /// Per unit, in parallel: may a string literal of its code hold one of the words of

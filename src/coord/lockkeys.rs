@@ -47,14 +47,21 @@ impl<'p> Coord<'p> {
         let mut out = Vec::new();
         let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
         let helpers = self.lock_helper_names();
-        // Every lock key comes from a call whose name the file's code writes (a lock call, a
-        // helper, `setIfAbsent`, redis' `cmd`) or from SQL or "NX" written there: files with
-        // none of them have no lock key.
-        let mut may_have = self.p.units_naming_any(|n| {
-            helpers.contains(n)
-                || matches!(n, "setIfAbsent" | "cmd")
-                || n.eq_ignore_ascii_case("nx")
-        });
+        // Every lock key is an argument of a call whose name the file's code writes (a lock
+        // call, a helper, `setIfAbsent`, redis' `cmd`) or comes with SQL or "NX" written there
+        // (Lettuce's `SetArgs.Builder.nx()` takes none): files with none of them have no lock
+        // key.
+        let mut may_have = self
+            .p
+            .units_calling_with_args(|n| helpers.contains(n) || matches!(n, "setIfAbsent" | "cmd"));
+        for (u, m) in self
+            .p
+            .units_naming_any(|n| n.eq_ignore_ascii_case("nx"))
+            .into_iter()
+            .enumerate()
+        {
+            may_have[u] |= m;
+        }
         let sql = crate::needles::Needles::new(
             KEYED_SQL_LOCKS
                 .iter()
@@ -90,11 +97,7 @@ impl<'p> Coord<'p> {
         // A function with a lock call of its own names it, or SQL, or "NX", in its file's text;
         // a function above one calls it by a name its file's text holds. Only those files are
         // read, level by level.
-        let lock_calls = |n: &str| {
-            key_calls.iter().any(|(k, _)| k == n)
-                || n == "setIfAbsent"
-                || n.eq_ignore_ascii_case("nx")
-        };
+        let lock_calls = |n: &str| key_calls.iter().any(|(k, _)| k == n) || n == "setIfAbsent";
         let words = crate::needles::Needles::new(LOCK_WORDS.iter().copied());
         let mut scanned = vec![false; p.units.len()];
         let mut names: HashSet<&'p str> = HashSet::default();
@@ -116,9 +119,12 @@ impl<'p> Coord<'p> {
                     calls_of.extend(calls);
                 }
             };
-        let mut direct = p.units_naming_any(lock_calls);
+        // (A key is an argument: a file that calls these names with none, `lock.lock()`, has
+        // no key of theirs.)
+        let mut direct = p.units_calling_with_args(lock_calls);
+        let nx = p.units_naming_any(|n| n.eq_ignore_ascii_case("nx"));
         for (u, m) in p.units_containing(&words).into_iter().enumerate() {
-            direct[u] |= m;
+            direct[u] |= m || nx[u];
         }
         scan(direct, &mut names, &mut calls_of);
         // `keys_in` follows helpers three calls deep and the innermost must have a lock call
@@ -126,7 +132,7 @@ impl<'p> Coord<'p> {
         // two helper levels above one with a lock call.
         for _ in 0..2 {
             if !names.is_empty() {
-                let callers = p.units_naming_any(|n| names.contains(n));
+                let callers = p.units_calling_with_args(|n| names.contains(n));
                 scan(callers, &mut names, &mut calls_of);
             }
             let next: Vec<&'p str> = calls_of
