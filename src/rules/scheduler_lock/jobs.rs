@@ -131,9 +131,9 @@ impl<'p> Coord<'p> {
     /// Per unit: may a job started there reach money written elsewhere? A job's entry
     /// ([`Self::entry_start`]) is code of the file it is started in (a lambda, the job's own
     /// function, a `Runnable` declared there: `MoneyGate::may_reach_in`), a function it names
-    /// (a method reference, a call), or the `run` of a type it names (`new BillingTask()`, a
-    /// `Runnable` local or field handed to the executor): so only a file naming a function
-    /// that may reach money, the type it is declared in or a supertype of that type.
+    /// (a method reference, a call), or the `run` of a type it names ([`Self::runnable_run`]:
+    /// `new BillingTask()`, a local or field of that type): so only a file naming a function
+    /// that may reach money, or a type such a function is the `run` of.
     fn units_naming_money(&self) -> Vec<bool> {
         let gate = self.money_gate();
         if gate.is_open() {
@@ -144,12 +144,11 @@ impl<'p> Coord<'p> {
             if let Some(n) = self.p.func(f).name.as_deref() {
                 names.insert(n);
             }
-            if let Some(t) = self.p.enclosing_type(f) {
-                let ty = TypeRef { unit: f.unit, t };
-                if let Some(n) = self.p.units[f.unit].facts().types[t].name.as_deref() {
-                    names.insert(simple_name(n));
-                }
-                names.extend(self.p.all_supertypes(ty).iter().map(String::as_str));
+            if let Some(t) = self.p.enclosing_type(f)
+                && let Some(n) = self.p.units[f.unit].facts().types[t].name.as_deref()
+                && self.runnable_run(simple_name(n)).contains(&f)
+            {
+                names.insert(simple_name(n));
             }
         }
         self.p.units_naming_any(|n| names.contains(n))
@@ -1020,7 +1019,8 @@ mod tests {
 
     /// A job's entry reaches money through what its file names: a `Runnable` built for the
     /// executor runs a charging task declared elsewhere, so its file is read and the job found;
-    /// a file scheduling only code that names nothing which may reach money is not read.
+    /// a file scheduling only code that names nothing which may reach money (a `Runnable` is
+    /// the charging task's supertype, not the task) is not read.
     #[test]
     fn jobs_come_from_files_naming_money() {
         let p = crate::project::parsed(&[
@@ -1039,7 +1039,8 @@ mod tests {
                 "Metrics.java",
                 "class Metrics {\n\
                  void start(ScheduledExecutorService s) {\n\
-                 s.scheduleAtFixedRate(() -> flush(), 0, 1, TimeUnit.MINUTES);\n}\n}",
+                 Runnable flush = () -> flush();\n\
+                 s.scheduleAtFixedRate(flush, 0, 1, TimeUnit.MINUTES);\n}\n}",
             ),
         ]);
         let cat = Catalog::builtin();
