@@ -728,21 +728,21 @@ fn finish(
     let cat = catalog::Catalog::extended(&opts.config.catalog);
     let flows = flow::Caches::new(opts.exhaustive);
     let ctx = rules::Ctx::new(&project, cat, &flows);
-    // Built here, on every thread, rather than by the first file rule to need them while the
-    // other threads wait: the sink gate, then (when some file can hold a key sink) the
-    // interceptor and retry scopes.
-    if opts.selection.needs(rules::Need::KeyFlows) {
-        let gate = flow::Flow::new(&project, cat, &flows).sink_gate();
-        lap("sink gate");
-        if (0..project.units.len()).any(|u| gate.may_hold_sink(u)) {
-            ctx.find_scopes();
-            lap("scopes");
-        }
-    }
     // The per-file rules (in parallel over files) and the project-wide rules (one or two
     // threads) run side by side; their findings are joined in a fixed order.
     let (mut findings, project_findings) = rayon::join(
         || {
+            // Built before the file rules, on every thread the project rules leave free,
+            // rather than by the first file rule to need them while the others wait: the sink
+            // gate, then (when some file can hold a key sink) the interceptor and retry scopes.
+            if opts.selection.needs(rules::Need::KeyFlows) {
+                let gate = flow::Flow::new(&project, cat, &flows).sink_gate();
+                lap("sink gate");
+                if (0..project.units.len()).any(|u| gate.may_hold_sink(u)) {
+                    ctx.find_scopes();
+                    lap("scopes");
+                }
+            }
             let v: Vec<Finding> = (0..project.units.len())
                 .into_par_iter()
                 .map_init(
