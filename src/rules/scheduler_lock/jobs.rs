@@ -58,9 +58,12 @@ impl<'p> Coord<'p> {
         let clustered = || *clustered.get_or_init(|| self.quartz_clustered());
         let scheduling = self.scheduling_call_names();
         let may_call = self.p.units_naming_any(|n| scheduling.contains(&n));
-        // A file can hold a job only where a function may reach money (an annotated job), a
-        // scheduling call is named or `main` is declared (a call job), or a type extends a
-        // start-up or Quartz type (a type job): the others are not read.
+        // A file can hold a job that may move money only where a function may reach money
+        // (an annotated job, or any job whose entry is code of the file), where a scheduling
+        // call is named or `main` is declared (a call job, an inferred one from `main`) and
+        // the file names what an entry may reach money through (`units_naming_money`), or
+        // where a type extends a start-up or Quartz type (a type job): the others are not
+        // read.
         let s = &self.cat.coord.schedulers;
         let job_types: Vec<&str> = s
             .startup_types
@@ -75,8 +78,8 @@ impl<'p> Coord<'p> {
             .map(|u| {
                 let decls = self.p.units[u].decls();
                 gate.may_reach_in(u)
-                    || (may_call[u] && names_money[u])
-                    || decls.functions.iter().any(|f| f.name == "main")
+                    || ((may_call[u] || decls.functions.iter().any(|f| f.name == "main"))
+                        && names_money[u])
                     || (0..decls.types.len()).any(|t| {
                         self.p
                             .all_supertypes(TypeRef { unit: u, t })
@@ -1020,7 +1023,8 @@ mod tests {
     /// A job's entry reaches money through what its file names: a `Runnable` built for the
     /// executor runs a charging task declared elsewhere, so its file is read and the job found;
     /// a file scheduling only code that names nothing which may reach money (a `Runnable` is
-    /// the charging task's supertype, not the task) is not read.
+    /// the charging task's supertype, not the task) is not read, nor a `main` starting such
+    /// code through a call idemlint does not know.
     #[test]
     fn jobs_come_from_files_naming_money() {
         let p = crate::project::parsed(&[
@@ -1034,6 +1038,12 @@ mod tests {
                 "class Boot {\n\
                  void start(ScheduledExecutorService s) {\n\
                  s.scheduleAtFixedRate(new BillingTask(), 0, 1, TimeUnit.HOURS);\n}\n}",
+            ),
+            (
+                "Main.java",
+                "class Main {\n\
+                 public static void main(String[] args) {\n\
+                 Workers.start(() -> { while (true) { flush(); Thread.sleep(1000); } });\n}\n}",
             ),
             (
                 "Metrics.java",
@@ -1052,9 +1062,11 @@ mod tests {
                 .any(|j| j.at.unit == 1 && co.job_may_move_money(j)),
             "the job in Boot.java"
         );
-        assert!(
-            p.units[2].parse_if_done().is_none(),
-            "Metrics.java was parsed for jobs"
-        );
+        for (u, name) in [(2, "Main.java"), (3, "Metrics.java")] {
+            assert!(
+                p.units[u].parse_if_done().is_none(),
+                "{name} was parsed for jobs"
+            );
+        }
     }
 }
