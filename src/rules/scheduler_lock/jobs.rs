@@ -133,28 +133,36 @@ impl<'p> Coord<'p> {
 
     /// Per unit: may a job started there reach money written elsewhere? A job's entry
     /// ([`Self::entry_start`]) is code of the file it is started in (a lambda, the job's own
-    /// function, a `Runnable` declared there: `MoneyGate::may_reach_in`), a function it names
-    /// (a method reference, a call), or the `run` of a type it names ([`Self::runnable_run`]:
-    /// `new BillingTask()`, a local or field of that type): so only a file naming a function
-    /// that may reach money, or a type such a function is the `run` of.
+    /// function, a `Runnable` declared there: `MoneyGate::may_reach_in`), a function it
+    /// references or calls, or the `run` of a type it names ([`Self::runnable_run`]:
+    /// `new BillingTask()`, a local or field of that type): so only a file that may call a
+    /// function that may reach money (its name, where the resolution could run it from:
+    /// `Project::may_call_from`), or names a type such a function is the `run` of.
     fn units_naming_money(&self) -> Vec<bool> {
         let gate = self.money_gate();
+        let mut out = vec![gate.is_open(); self.p.units.len()];
         if gate.is_open() {
-            return vec![true; self.p.units.len()];
+            return out;
         }
-        let mut names: crate::hash::HashSet<&str> = Default::default();
-        for f in gate.members() {
-            if let Some(n) = self.p.func(f).name.as_deref() {
-                names.insert(n);
+        let mut members: Vec<FnRef> = gate.members().collect();
+        members.sort();
+        for f in members {
+            if let Some(name) = self.p.func(f).name.as_deref() {
+                let from = self.p.may_call_from(f);
+                for u in self.p.units_naming(name) {
+                    out[u] = out[u] || from.may_call(self.p, u);
+                }
             }
             if let Some(t) = self.p.enclosing_type(f)
                 && let Some(n) = self.p.units[f.unit].facts().types[t].name.as_deref()
                 && self.runnable_run(simple_name(n)).contains(&f)
             {
-                names.insert(simple_name(n));
+                for u in self.p.units_naming(simple_name(n)) {
+                    out[u] = true;
+                }
             }
         }
-        self.p.units_naming_any(|n| names.contains(n))
+        out
     }
 
     /// The names [`Self::call_job`] looks for, each of which it compares whole with a call's
@@ -1024,7 +1032,7 @@ mod tests {
     /// executor runs a charging task declared elsewhere, so its file is read and the job found;
     /// a file scheduling only code that names nothing which may reach money (a `Runnable` is
     /// the charging task's supertype, not the task) is not read, nor a `main` starting such
-    /// code through a call idemlint does not know.
+    /// code through a call idemlint does not know, nor a job running another type's `run`.
     #[test]
     fn jobs_come_from_files_naming_money() {
         let p = crate::project::parsed(&[
@@ -1046,6 +1054,16 @@ mod tests {
                  Workers.start(() -> { while (true) { flush(); Thread.sleep(1000); } });\n}\n}",
             ),
             (
+                "Mailer.java",
+                "class Mailer { void run() { send(); } }\nclass Cleaner { void run() { purge(); } }",
+            ),
+            (
+                "Mail.java",
+                "class Mail {\n\
+                 void start(ScheduledExecutorService s, Mailer m) {\n\
+                 s.scheduleAtFixedRate(m::run, 0, 1, TimeUnit.HOURS);\n}\n}",
+            ),
+            (
                 "Metrics.java",
                 "class Metrics {\n\
                  void start(ScheduledExecutorService s) {\n\
@@ -1062,7 +1080,7 @@ mod tests {
                 .any(|j| j.at.unit == 1 && co.job_may_move_money(j)),
             "the job in Boot.java"
         );
-        for (u, name) in [(2, "Main.java"), (3, "Metrics.java")] {
+        for (u, name) in [(2, "Main.java"), (4, "Mail.java"), (5, "Metrics.java")] {
             assert!(
                 p.units[u].parse_if_done().is_none(),
                 "{name} was parsed for jobs"
