@@ -165,9 +165,9 @@ impl MayCall {
             MayCall::Anywhere => true,
             MayCall::In { naming, root } => {
                 naming[u]
-                    || root.as_deref().is_some_and(|r| {
-                        module_root(&p.units[u].src.path).is_some_and(|(o, _)| o == r)
-                    })
+                    || root
+                        .as_deref()
+                        .is_some_and(|r| p.root_of(u).is_some_and(|(o, _)| o == r))
             }
         }
     }
@@ -184,6 +184,8 @@ pub struct Project {
     registrations: std::sync::OnceLock<HashMap<String, Vec<String>>>,
     /// Functions that may take a key parameter, read on first use.
     key_params: std::sync::OnceLock<crate::key_params::KeyParams>,
+    /// Per unit: its build module root and module path ([`module_root`] of its path).
+    roots: Vec<Option<(String, String)>>,
     /// Per unit and type: simple names of all supertypes, transitively.
     supers: Vec<Vec<Vec<String>>>,
     /// Supertype simple name -> simple names of project types below it, transitively.
@@ -217,12 +219,14 @@ impl Project {
         }
         let children = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let unit_calls = units.iter().map(|_| std::sync::OnceLock::new()).collect();
+        let roots = units.par_iter().map(|u| module_root(&u.src.path)).collect();
         let mut project = Project {
             units,
             index,
             children,
             registrations: std::sync::OnceLock::new(),
             key_params: std::sync::OnceLock::new(),
+            roots,
             supers: Vec::new(),
             subtypes: HashMap::default(),
             subtype_pos: HashMap::default(),
@@ -296,6 +300,13 @@ impl Project {
 
     pub fn func(&self, r: FnRef) -> &Function {
         &self.units[r.unit].facts().functions[r.f]
+    }
+
+    /// Unit `u`'s build module root and module path ([`module_root`] of its path).
+    pub fn root_of(&self, u: usize) -> Option<(&str, &str)> {
+        self.roots[u]
+            .as_ref()
+            .map(|(r, m)| (r.as_str(), m.as_str()))
     }
 
     /// Does `r` have a body, and which type is it a member of? From the declarations (no
@@ -403,11 +414,11 @@ impl Project {
     /// does not single one out.
     pub fn declared_for(&self, unit: usize, name: &str) -> Option<FnRef> {
         let all = self.index.fns_by_name.get(name)?;
-        let (root, _) = module_root(&self.units[unit].src.path)?;
+        let (root, _) = self.root_of(unit)?;
         let mine: Vec<FnRef> = all
             .iter()
             .copied()
-            .filter(|r| module_root(&self.units[r.unit].src.path).is_some_and(|(o, _)| o == root))
+            .filter(|r| self.root_of(r.unit).is_some_and(|(o, _)| o == root))
             .collect();
         if let [only] = mine[..] {
             return Some(only);
@@ -419,8 +430,9 @@ impl Project {
         let hits: Vec<FnRef> = mine
             .into_iter()
             .filter(|r| {
-                module_root(&self.units[r.unit].src.path)
-                    .is_some_and(|(_, m)| m == module || m.strip_suffix("/mod") == Some(&module))
+                self.root_of(r.unit).is_some_and(|(_, m)| {
+                    m == module || m.strip_suffix("/mod") == Some(module.as_str())
+                })
             })
             .collect();
         match hits[..] {
@@ -433,7 +445,7 @@ impl Project {
     /// `super::lock`) as seen from `unit`, in the caller's crate: the one function of that name
     /// in a file of that module (`settlement.rs`, `settlement/mod.rs`, `jobs/settlement.rs`).
     pub fn in_module(&self, unit: usize, module: &str, name: &str) -> Option<FnRef> {
-        let (root, _) = module_root(&self.units[unit].src.path)?;
+        let (root, _) = self.root_of(unit)?;
         let last = module.rsplit("::").next()?;
         if last.is_empty()
             || last.starts_with(char::is_uppercase)
@@ -449,9 +461,10 @@ impl Project {
             .copied()
             .filter(|r| {
                 self.body_and_owner(*r).1.is_none()
-                    && module_root(&self.units[r.unit].src.path).is_some_and(|(o, m)| {
-                        let m = m.strip_suffix("/mod").unwrap_or(&m).to_string();
-                        o == root && (m == last || m.ends_with(&format!("/{last}")))
+                    && self.root_of(r.unit).is_some_and(|(o, m)| {
+                        let m = m.strip_suffix("/mod").unwrap_or(m);
+                        o == root
+                            && (m == last || m.strip_suffix(last).is_some_and(|p| p.ends_with('/')))
                     })
             })
             .collect();
@@ -466,9 +479,9 @@ impl Project {
     /// `name` from.
     fn imported_module(&self, unit: usize, name: &str) -> Option<String> {
         let u = &self.units[unit];
-        let (_, here) = module_root(&u.src.path)?;
+        let (_, here) = self.root_of(unit)?;
         // The caller's own module directory: `src/a/b.rs` and `src/a/b/mod.rs` are `a/b`.
-        let here = here.strip_suffix("/mod").unwrap_or(&here).to_string();
+        let here = here.strip_suffix("/mod").unwrap_or(here).to_string();
         let tail = format!("::{name}");
         let path = u
             .imports()
@@ -645,16 +658,14 @@ impl Project {
         if self.gates_open || self.count_named(name) <= 2 {
             return MayCall::Anywhere;
         }
-        let root = module_root(&self.units[f.unit].src.path).map(|(r, _)| r);
+        let root = self.root_of(f.unit).map(|(r, _)| r);
         // The only one of its name in its build module, or a Rust function (`in_module`).
         let in_root = root.as_ref().filter(|r| {
             self.units[f.unit].lang == Lang::Rust
                 || self
                     .fns_named(name)
                     .iter()
-                    .filter(|g| {
-                        module_root(&self.units[g.unit].src.path).is_some_and(|(o, _)| &o == *r)
-                    })
+                    .filter(|g| self.root_of(g.unit).is_some_and(|(o, _)| o == **r))
                     .count()
                     == 1
         });
@@ -693,7 +704,7 @@ impl Project {
         naming[f.unit] = true;
         MayCall::In {
             naming,
-            root: in_root.cloned(),
+            root: in_root.map(|r| r.to_string()),
         }
     }
 
