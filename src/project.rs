@@ -179,6 +179,9 @@ pub struct Project {
     /// Per unit: the lambdas and local functions written directly in each function (read from
     /// the facts on first use).
     children: Vec<std::sync::OnceLock<HashMap<FnId, Vec<FnId>>>>,
+    /// Per unit: the names of its bindings (locals, fields, file-level values) initialised
+    /// with a lambda, wrapped or not (read from the facts on first use).
+    lambda_names: Vec<std::sync::OnceLock<HashSet<String>>>,
     /// Type simple name -> names of the calls it is passed to (`addNetworkInterceptor`), read
     /// on first use from the files that name a registering call.
     registrations: std::sync::OnceLock<HashMap<String, Vec<String>>>,
@@ -218,12 +221,14 @@ impl Project {
             index.add_unit(u, unit.decls());
         }
         let children = units.iter().map(|_| std::sync::OnceLock::new()).collect();
+        let lambda_names = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let unit_calls = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let roots = units.par_iter().map(|u| module_root(&u.src.path)).collect();
         let mut project = Project {
             units,
             index,
             children,
+            lambda_names,
             registrations: std::sync::OnceLock::new(),
             key_params: std::sync::OnceLock::new(),
             roots,
@@ -873,6 +878,9 @@ impl Project {
         name: &str,
         wrapped: bool,
     ) -> Option<FnId> {
+        if !self.lambda_names_in(u).contains(name) {
+            return None;
+        }
         let facts = &self.units[u].facts();
         let as_lambda = |e: &Expr| held_lambda(e, wrapped);
         if let Some(f) = enclosing {
@@ -905,6 +913,28 @@ impl Project {
             return None;
         }
         first.init.as_ref().and_then(as_lambda)
+    }
+
+    /// The names of unit `u`'s bindings that [`Self::lambda_bound_to`] may find a lambda in.
+    fn lambda_names_in(&self, u: usize) -> &HashSet<String> {
+        self.lambda_names[u].get_or_init(|| {
+            let facts = self.units[u].facts();
+            let mut out = HashSet::default();
+            let mut add = |b: &crate::facts::Binding| {
+                if b.init.as_ref().and_then(|e| held_lambda(e, true)).is_some() {
+                    out.insert(b.name.to_string());
+                }
+            };
+            for f in &facts.functions {
+                crate::walk::walk_lets(&f.body, &mut add);
+            }
+            facts
+                .globals
+                .iter()
+                .chain(facts.types.iter().flat_map(|t| t.fields.iter()))
+                .for_each(add);
+            out
+        })
     }
 
     /// `f` and every lambda / local function nested in it, at any depth.
