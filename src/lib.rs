@@ -26,6 +26,7 @@ pub mod hash;
 pub mod key_params;
 pub mod lang;
 pub mod lex;
+pub mod methods;
 pub mod needles;
 pub mod outbound;
 pub mod outline;

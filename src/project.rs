@@ -136,9 +136,9 @@ pub struct TypeRef {
 #[derive(Default)]
 pub struct Index {
     fns_by_name: HashMap<String, Vec<FnRef>>,
-    /// (owner type simple name, method name) -> methods; a companion object's methods are
-    /// also filed under the enclosing type.
-    methods_by_owner: HashMap<String, HashMap<String, Vec<FnRef>>>,
+    /// Methods by name and owner type simple name; a companion object's methods are also
+    /// filed under the enclosing type.
+    methods: crate::methods::Methods<FnRef>,
     types_by_name: HashMap<String, Vec<TypeRef>>,
     /// Simple name -> every string literal a field/constant of that name is initialised with.
     constants: HashMap<String, Vec<String>>,
@@ -220,6 +220,7 @@ impl Project {
         for (u, unit) in units.iter().enumerate() {
             index.add_unit(u, unit.decls());
         }
+        index.methods.finish();
         let children = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let lambda_names = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let unit_calls = units.iter().map(|_| std::sync::OnceLock::new()).collect();
@@ -366,38 +367,38 @@ impl Project {
     /// extends / implements it (an override or implementation may be what runs).
     pub fn resolve_on_type(&self, ty: &str, name: &str, arity: usize) -> Vec<FnRef> {
         let mut out: Vec<FnRef> = Vec::new();
-        let Some(by_owner) = self.index.methods_by_owner.get(name) else {
+        let methods = &self.index.methods;
+        let owners = methods.owner_count(name);
+        if owners == 0 {
             return out;
-        };
+        }
         let subs: &[String] = self.subtypes.get(ty).map_or(&[], |v| v.as_slice());
-        let mut add = |v: &Vec<FnRef>| {
-            for &r in v {
+        let mut add = |v: &[(u32, FnRef)]| {
+            for &(_, r) in v {
                 if self.arity_ok(r, arity) && !out.contains(&r) {
                     out.push(r);
                 }
             }
         };
-        if let Some(v) = by_owner.get(ty) {
-            add(v);
-        }
+        add(methods.on(name, ty));
         // A widely implemented type (`Runnable`, `Exception`) has many subtypes but few of
         // them declare this method: walk whichever side is smaller.
-        if subs.len() <= by_owner.len() {
+        if subs.len() <= owners {
             for sub in subs {
-                if let Some(v) = by_owner.get(sub.as_str()) {
-                    add(v);
-                }
+                add(methods.on(name, sub));
             }
         } else {
             // Keep the order of `subtypes` (the order callers see results in).
             let pos = &self.subtype_pos[ty];
-            let mut hits: Vec<(usize, &Vec<FnRef>)> = by_owner
-                .iter()
-                .filter_map(|(o, v)| pos.get(o.as_str()).map(|&i| (i, v)))
+            let mut hits: Vec<(usize, FnRef)> = methods
+                .named(name)
+                .filter_map(|(o, r)| pos.get(o).map(|&i| (i, r)))
                 .collect();
             hits.sort_by_key(|h| h.0);
-            for (_, v) in hits {
-                add(v);
+            for (_, r) in hits {
+                if self.arity_ok(r, arity) && !out.contains(&r) {
+                    out.push(r);
+                }
             }
         }
         out
@@ -676,15 +677,12 @@ impl Project {
         });
         // The owner's names (a companion object's methods are filed under the enclosing type
         // too), then every supertype of a type of such a name.
-        let mut types: Vec<String> = self
-            .index
-            .methods_by_owner
-            .get(name)
-            .into_iter()
-            .flatten()
-            .filter(|(_, v)| v.contains(&f))
-            .map(|(o, _)| o.clone())
-            .collect();
+        let mut types: Vec<String> = Vec::new();
+        for (o, r) in self.index.methods.named(name) {
+            if r == f && !types.iter().any(|t| t == o) {
+                types.push(o.to_string());
+            }
+        }
         for i in 0..types.len() {
             for &t in self
                 .index
@@ -1101,11 +1099,7 @@ impl Index {
                     owners.push(simple_name(parent));
                 }
                 for owner in owners {
-                    let by_owner = match self.methods_by_owner.get_mut(name) {
-                        Some(m) => m,
-                        None => self.methods_by_owner.entry(name.to_string()).or_default(),
-                    };
-                    push_to(by_owner, owner, r);
+                    self.methods.push(name, owner, r);
                 }
             }
         }
