@@ -1152,6 +1152,8 @@ fn name_index(units: &mut [Unit]) -> (HashMap<Text, Vec<u32>>, Vec<u32>) {
             any.push(u as u32);
         }
     }
+    // Most names are in one or a few files: a list's spare capacity would outweigh it.
+    index.values_mut().for_each(Vec::shrink_to_fit);
     (index, any)
 }
 
