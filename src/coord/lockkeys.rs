@@ -46,7 +46,9 @@ impl<'p> Coord<'p> {
     pub fn lock_keys(&self) -> Vec<LockKey<'p>> {
         let mut out = Vec::new();
         let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
-        let helpers = self.lock_helper_names();
+        // Files naming `NX` (Redis SET NX: Lettuce's `SetArgs.Builder.nx()` takes no argument).
+        let nx = self.p.units_naming_any(|n| n.eq_ignore_ascii_case("nx"));
+        let helpers = self.lock_helper_names(&nx);
         // Every lock key is an argument of a call whose name the file's code writes (a lock
         // call, a helper, `setIfAbsent`, redis' `cmd`) or comes with SQL or "NX" written there
         // (Lettuce's `SetArgs.Builder.nx()` takes none): files with none of them have no lock
@@ -54,12 +56,7 @@ impl<'p> Coord<'p> {
         let mut may_have = self
             .p
             .units_calling_with_args(|n| helpers.contains(n) || matches!(n, "setIfAbsent" | "cmd"));
-        for (u, m) in self
-            .p
-            .units_naming_any(|n| n.eq_ignore_ascii_case("nx"))
-            .into_iter()
-            .enumerate()
-        {
+        for (u, m) in nx.into_iter().enumerate() {
             may_have[u] |= m;
         }
         let sql = crate::needles::Needles::new(
@@ -91,7 +88,8 @@ impl<'p> Coord<'p> {
     /// makes a helper: see [`Self::lock_key_params`]); and the catalogue's lock calls. Calls to
     /// any other name cannot be lock helpers, so they are not resolved (the resolution is the
     /// costly part of this rule on large trees). A superset: false members only cost time.
-    fn lock_helper_names(&self) -> HashSet<&'p str> {
+    /// `nx`: per unit, does its code name `NX`?
+    fn lock_helper_names(&self, nx: &[bool]) -> HashSet<&'p str> {
         let p: &'p crate::project::Project = self.p;
         let key_calls = &self.cat.coord.locks.key_calls;
         // A function with a lock call of its own names it, or SQL, or "NX", in its file's text;
@@ -122,7 +120,6 @@ impl<'p> Coord<'p> {
         // (A key is an argument: a file that calls these names with none, `lock.lock()`, has
         // no key of theirs.)
         let mut direct = p.units_calling_with_args(lock_calls);
-        let nx = p.units_naming_any(|n| n.eq_ignore_ascii_case("nx"));
         for (u, m) in p.units_containing(&words).into_iter().enumerate() {
             direct[u] |= m || nx[u];
         }

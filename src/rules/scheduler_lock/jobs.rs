@@ -140,13 +140,11 @@ impl<'p> Coord<'p> {
     /// `Project::may_call_from`), or names a type such a function is the `run` of.
     fn units_naming_money(&self) -> Vec<bool> {
         let gate = self.money_gate();
-        let mut out = vec![gate.is_open(); self.p.units.len()];
         if gate.is_open() {
-            return out;
+            return vec![true; self.p.units.len()];
         }
-        let mut members: Vec<FnRef> = gate.members().collect();
-        members.sort();
-        for f in members {
+        let mut out = vec![false; self.p.units.len()];
+        for f in gate.members() {
             if let Some(name) = self.p.func(f).name.as_deref() {
                 let from = self.p.may_call_from(f);
                 for u in self.p.units_naming(name) {
