@@ -13,8 +13,10 @@ use crate::facts::Lang;
 use aho_corasick::AhoCorasick;
 
 pub struct Needles {
-    /// Case-insensitive: a superset for exact-case names too.
+    /// Case-insensitive: a superset for exact-case names too. The words, then [`DECODED`].
     words: Option<AhoCorasick>,
+    /// How many of the patterns are words (the rest are [`DECODED`]).
+    n_words: usize,
     /// A needle is `invoke`: every Kotlin file may call it.
     invoke: bool,
 }
@@ -22,14 +24,39 @@ pub struct Needles {
 /// A string escape that the lowering decodes into other letters.
 const DECODED: &[&str] = &["\\u"];
 
-/// A `\` that ends a line, maybe before trailing white space (which a Java text block strips
-/// first): the block joins the line with the next one there.
-fn has_line_continuation(text: &str) -> bool {
-    text.match_indices('\\').any(|(i, _)| {
-        text[i + 1..]
-            .chars()
-            .find(|c| *c == '\n' || !c.is_whitespace())
-            .is_none_or(|c| c == '\n')
+/// Where each `\` that ends a line (maybe before trailing white space, which a Java text block
+/// strips first) is, and where the next line starts: a text block joins the two lines there.
+fn line_continuations(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    text.match_indices('\\').filter_map(|(i, _)| {
+        let rest = &text[i + 1..];
+        let k = rest.find(|c: char| c == '\n' || !c.is_whitespace());
+        match k {
+            Some(k) if rest.as_bytes()[k] == b'\n' => Some((i, i + 1 + k + 1)),
+            Some(_) => None,
+            None => Some((i, text.len())),
+        }
+    })
+}
+
+/// Bytes either side of a line continuation looked at for a word spanning it (longer than any
+/// word we look for).
+const JOIN_WINDOW: usize = 64;
+
+/// May a word of `ac` span a line continuation (`pg_advisory_\` + `lock`)?
+fn word_spans_continuation(ac: &AhoCorasick, text: &str) -> bool {
+    line_continuations(text).any(|(end, next)| {
+        let mut from = end.saturating_sub(JOIN_WINDOW);
+        while !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        let mut to = (next + JOIN_WINDOW).min(text.len());
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        let left = &text[from..end];
+        let joined = format!("{left}{}", &text[next..to]);
+        ac.find_overlapping_iter(&joined)
+            .any(|m| m.start() < left.len() && m.end() > left.len())
     })
 }
 
@@ -37,11 +64,16 @@ impl Needles {
     pub fn new<'a>(words: impl IntoIterator<Item = &'a str>) -> Needles {
         let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
         let invoke = words.contains(&"invoke");
+        let n_words = words.len();
         let words = AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(words.iter().copied().chain(DECODED.iter().copied()))
             .ok();
-        Needles { words, invoke }
+        Needles {
+            words,
+            n_words,
+            invoke,
+        }
     }
 
     /// May a file of `lang` with this text hold one of the words in its code? A word inside
@@ -49,17 +81,65 @@ impl Needles {
     /// front ends lower no comment.
     pub fn may_contain_code(&self, lang: Lang, text: &str, comments: &[(u32, u32)]) -> bool {
         // (A word in code and one in a comment cannot overlap: the comment's end lies between.)
-        self.any_match(lang, text, |at| !within(comments, at))
+        self.any_match(lang, text, |at, _| !within(comments, at))
     }
 
     /// [`Self::may_contain_code`], counting only words inside one of `strings` (the byte ranges of
     /// string literals, in order, as the lexer finds them).
     pub fn may_contain_in_strings(&self, lang: Lang, text: &str, strings: &[(u32, u32)]) -> bool {
-        self.any_match(lang, text, |at| within(strings, at))
+        self.any_match(lang, text, |at, _| within(strings, at))
+    }
+
+    /// [`Self::may_contain_in_strings`], counting a word only where `stands(text, start, end)`
+    /// holds of its byte range (a path segment, not part of a longer word). A string with an
+    /// escape that may spell a letter is read decoded (`\\u0063harges` is `charges`), and
+    /// `stands` is asked of the decoded literal (quotes included).
+    pub fn may_contain_in_strings_where(
+        &self,
+        lang: Lang,
+        text: &str,
+        strings: &[(u32, u32)],
+        stands: impl Fn(&str, usize, usize) -> bool,
+    ) -> bool {
+        // The last string decoded for an escape, and its answer.
+        let decoded: std::cell::Cell<Option<(usize, bool)>> = std::cell::Cell::new(None);
+        self.any_match(lang, text, |at, m: Option<(usize, usize)>| {
+            let k = strings.partition_point(|&(start, _)| start as usize <= at);
+            if k == 0 || at >= strings[k - 1].1 as usize {
+                return false;
+            }
+            match m {
+                Some((s, e)) => stands(text, s, e),
+                None => {
+                    if let Some((last, answer)) = decoded.get()
+                        && last == k
+                    {
+                        return answer;
+                    }
+                    let (from, to) = strings[k - 1];
+                    let literal = decode_escapes(&text[from as usize..to as usize]);
+                    let answer = self.words.as_ref().is_none_or(|ac| {
+                        ac.find_overlapping_iter(&literal).any(|m| {
+                            m.pattern().as_usize() < self.n_words
+                                && stands(&literal, m.start(), m.end())
+                        })
+                    });
+                    decoded.set(Some((k, answer)));
+                    answer
+                }
+            }
+        })
     }
 
     /// Does a word start at a position `counts` accepts (or may the text hold one anyway)?
-    fn any_match(&self, lang: Lang, text: &str, counts: impl Fn(usize) -> bool) -> bool {
+    /// `counts` gets the match's start, and its range when it is one of the words (not an
+    /// escape).
+    fn any_match(
+        &self,
+        lang: Lang,
+        text: &str,
+        counts: impl Fn(usize, Option<(usize, usize)>) -> bool,
+    ) -> bool {
         if self.invoke && lang == Lang::Kotlin {
             return true;
         }
@@ -67,8 +147,73 @@ impl Needles {
             // Too many words to build a matcher (cannot happen at our sizes): stay exact.
             return true;
         };
-        ac.find_iter(text).any(|m| counts(m.start())) || has_line_continuation(text)
+        // Overlapping: a shorter word that fails `counts` must not hide a longer one at the same
+        // place (`pay` in `/payouts`).
+        ac.find_overlapping_iter(text).any(|m| {
+            if m.pattern().as_usize() < self.n_words {
+                counts(m.start(), Some((m.start(), m.end())))
+            } else {
+                decodes_ascii(text, m.start()) && counts(m.start(), None)
+            }
+        }) || word_spans_continuation(ac, text)
     }
+}
+
+/// May the `\\u` at byte `at` be an escape of a printable ASCII character (which may spell
+/// part of a word or of a URL)? Not when its `\\` is itself escaped (`"\\\\u"`), nor for a
+/// control character or one past ASCII (`\\u0000`, `\\u00e9`, Rust's `\\u{a0}`): no word of ours
+/// has one. A malformed escape counts.
+fn decodes_ascii(text: &str, at: usize) -> bool {
+    let b = text.as_bytes();
+    let slashes = b[..at].iter().rev().take_while(|&&c| c == b'\\').count();
+    if slashes % 2 == 1 {
+        return false;
+    }
+    let rest = &b[at + 1..];
+    let rest = &rest[rest.iter().take_while(|&&c| c == b'u').count()..];
+    let hex = match rest.strip_prefix(b"{") {
+        Some(braced) => braced.split(|&c| c == b'}').next().filter(|h| h.len() <= 6),
+        None => rest.get(..4),
+    };
+    match hex
+        .and_then(|d| std::str::from_utf8(d).ok())
+        .and_then(|h| u32::from_str_radix(h, 16).ok())
+    {
+        Some(v) => (0x21..0x7f).contains(&v),
+        None => true,
+    }
+}
+
+/// A literal with its `\\u` escapes decoded (`\\u0063`, `\\uu0063`, Rust's `\\u{63}`); other
+/// text, and escapes that do not decode, as written.
+fn decode_escapes(literal: &str) -> String {
+    let mut out = String::with_capacity(literal.len());
+    let mut rest = literal;
+    while let Some(i) = rest.find("\\u") {
+        let slashes = rest[..i].bytes().rev().take_while(|&c| c == b'\\').count();
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let after_u = after.trim_start_matches('u');
+        let (hex, len) = match after_u.strip_prefix('{') {
+            Some(b) => match b.find('}') {
+                Some(j) => (&b[..j], j + 2),
+                None => ("", 0),
+            },
+            None => (after_u.get(..4).unwrap_or(""), 4),
+        };
+        match u32::from_str_radix(hex, 16).ok().and_then(char::from_u32) {
+            Some(c) if slashes % 2 == 0 && !hex.is_empty() => {
+                out.push(c);
+                rest = &after_u[len..];
+            }
+            _ => {
+                out.push('\\');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Does byte `at` lie inside one of `ranges` (sorted, not overlapping)?
@@ -157,5 +302,55 @@ mod tests {
             "class A { @RequestLine(\"POST /v1/charges\") void f(); }"
         ));
         assert!(!check("class A { void postProcess() {} } // a POST"));
+    }
+
+    /// Words standing where a predicate says, in strings: overlapping words are all tried, an
+    /// escaped letter is read decoded, and a line continuation counts only when a word spans it.
+    #[test]
+    fn words_where_a_predicate_holds() {
+        let n = Needles::new(["pay", "payouts", "charges"]);
+        let after_slash = |t: &str, s: usize, e: usize| {
+            t.as_bytes()[s - 1] == b'/' && !t.as_bytes()[e].is_ascii_alphanumeric()
+        };
+        let check = |lang: Lang, text: &str| {
+            let strings = crate::lex::lex(lang, text).string_ranges();
+            n.may_contain_in_strings_where(lang, text, &strings, after_slash)
+        };
+        // `pay` fails inside `/payouts`; `payouts` at the same place is still tried.
+        assert!(check(Lang::Java, "class A { String u = \"/v1/payouts\"; }"));
+        assert!(!check(
+            Lang::Java,
+            "class A { String u = \"/v1/payment\"; }"
+        ));
+        // Not in a string.
+        assert!(!check(Lang::Java, "class A { void f() { x./charges(); } }"));
+        // Escapes: decoded, then asked.
+        assert!(check(Lang::Kotlin, "val u = \"/v1/\\u0063harges\""));
+        assert!(!check(Lang::Kotlin, "val u = \"x\\u0063harges\""));
+        assert!(!check(
+            Lang::Java,
+            "class A { String s = \"\\u00e9t\\u00e9\"; }"
+        ));
+        // A continuation that splits no word.
+        assert!(!check(
+            Lang::Java,
+            "class A { String s = \"\"\"\n  some \\\n  text\"\"\"; }"
+        ));
+    }
+
+    #[test]
+    fn escapes_that_may_spell_a_letter() {
+        assert!(decodes_ascii("\\u0063", 0));
+        assert!(decodes_ascii("\\uu0063", 0));
+        assert!(decodes_ascii("\\u{63}", 0));
+        assert!(!decodes_ascii("\\u0000", 0));
+        assert!(!decodes_ascii("\\u00e9", 0));
+        assert!(!decodes_ascii("\\u{a0}", 0));
+        // An escaped backslash before `u`.
+        assert!(!decodes_ascii("\\\\u0063", 1));
+        // Malformed: counts.
+        assert!(decodes_ascii("\\uzz", 0));
+        assert_eq!(decode_escapes("\"/\\u0063harges\\u{2f}\""), "\"/charges/\"");
+        assert_eq!(decode_escapes("\"\\\\u0063\""), "\"\\\\u0063\"");
     }
 }

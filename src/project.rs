@@ -85,6 +85,21 @@ impl Unit {
         needles.may_contain_in_strings(self.lang, &self.src.text, &strings)
     }
 
+    /// [`Self::may_hold_in_strings`], counting a word only where `stands(start, end)` holds of
+    /// its byte range ([`crate::needles::Needles::may_contain_in_strings_where`]).
+    pub fn may_hold_in_strings_where(
+        &self,
+        needles: &crate::needles::Needles,
+        stands: impl Fn(&str, usize, usize) -> bool,
+    ) -> bool {
+        if !self.may_hold(needles) {
+            return false;
+        }
+        let text = &self.src.text;
+        let strings = crate::lex::lex(self.lang, text).string_ranges();
+        needles.may_contain_in_strings_where(self.lang, text, &strings, stands)
+    }
+
     /// May its code call a name `pred` accepts with an argument
     /// ([`crate::lex::Lexed::may_call_with_args`]; lexed again, so ask only of files whose code
     /// writes such a name)? A file whose escapes may spell any name may.
@@ -955,6 +970,11 @@ impl Project {
         self.gates_open = true;
     }
 
+    /// Are the file gates off (`--exhaustive`)?
+    pub fn gates_open(&self) -> bool {
+        self.gates_open
+    }
+
     /// Parses these units now, in parallel (a loop that reads them one by one afterwards does
     /// not parse them on one thread).
     pub fn prefetch(&self, units: impl Iterator<Item = usize>) {
@@ -1025,6 +1045,32 @@ impl Project {
             .par_iter()
             .map(|u| self.gates_open || u.may_hold_in_strings(needles))
             .collect()
+    }
+
+    /// Per unit, in parallel: [`Unit::may_hold_in_strings_where`].
+    pub fn units_with_strings_where(
+        &self,
+        needles: &crate::needles::Needles,
+        stands: impl Fn(&str, usize, usize) -> bool + Sync,
+    ) -> Vec<bool> {
+        self.units
+            .par_iter()
+            .map(|u| self.gates_open || u.may_hold_in_strings_where(needles, &stands))
+            .collect()
+    }
+
+    /// May the code of one of the units `among` marks hold the name `name`
+    /// ([`Self::units_naming`], without making the list)?
+    pub fn named_in_any(&self, name: &str, among: &[bool]) -> bool {
+        if self.gates_open || crate::lex::MADE_UP_NAMES.contains(&name) {
+            return among.iter().any(|&x| x);
+        }
+        self.names
+            .get(name)
+            .into_iter()
+            .flatten()
+            .chain(&self.any_name)
+            .any(|&u| among[u as usize])
     }
 
     /// Per unit, in parallel: may its text hold one of the words of `needles`?

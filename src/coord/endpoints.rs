@@ -822,14 +822,11 @@ pub fn find<'p>(
     };
     let mut posts = Posts::default();
     let mut helpers: Vec<Helper> = Vec::new();
-    // A POST is sent or declared by a name (`post(..)`, `HttpPost`, `HttpMethod.Post`,
-    // `@PostExchange`, Ktor's `submitForm`) or by a string (`"POST"`, `@RequestLine("POST
-    // /v1/charges")`): only files whose code writes one of the names, or a string with the word,
-    // can send or declare a POST.
-    let mut may_post = p.units_naming_any(|n| POST_CALLS.contains(&n) || POST_NAMES.contains(&n));
-    let in_strings = p.units_with_strings_holding(&crate::needles::Needles::new(["post"]));
-    for (u, s) in in_strings.into_iter().enumerate() {
-        may_post[u] |= s;
+    let mut may_post = may_post(p);
+    // Of those, only the files a money endpoint's literal can reach (`endpoint_reach`).
+    let reach = super::endpoint_reach::files(p, cat, &may_post);
+    for (m, r) in may_post.iter_mut().zip(reach) {
+        *m &= r;
     }
     p.prefetch((0..p.units.len()).filter(|&u| may_post[u]));
     for (u, unit) in p.units.iter().enumerate() {
@@ -860,7 +857,7 @@ pub fn find<'p>(
     // Callers of helpers, a few levels up (a helper may call another with its own parameter).
     let mut seen: HashSet<(FnRef, usize)> = HashSet::default();
     let mut round = 0;
-    while !helpers.is_empty() && round < 3 {
+    while !helpers.is_empty() && round < super::endpoint_reach::HELPER_ROUNDS {
         round += 1;
         let mut next = Vec::new();
         for h in helpers.drain(..) {
@@ -897,6 +894,19 @@ pub fn find<'p>(
         }
     }
     posts
+}
+
+/// Per unit: may it send or declare a POST? A POST is sent or declared by a name (`post(..)`,
+/// `HttpPost`, `HttpMethod.Post`, `@PostExchange`, Ktor's `submitForm`) or by a string
+/// (`"POST"`, `@RequestLine("POST /v1/charges")`): only files whose code writes one of the
+/// names, or a string with the word, can.
+pub(crate) fn may_post(p: &Project) -> Vec<bool> {
+    let mut may_post = p.units_naming_any(|n| POST_CALLS.contains(&n) || POST_NAMES.contains(&n));
+    let in_strings = p.units_with_strings_holding(&crate::needles::Needles::new(["post"]));
+    for (u, s) in in_strings.into_iter().enumerate() {
+        may_post[u] |= s;
+    }
+    may_post
 }
 
 impl<'p> Finder<'_, 'p> {

@@ -6,6 +6,7 @@
 //! project helpers in any file, is the first decisive thing a guard or money moving?
 
 pub mod clients;
+pub mod endpoint_reach;
 pub mod endpoints;
 pub mod events;
 pub mod lockkeys;
