@@ -55,7 +55,7 @@ fn word_spans_continuation(ac: &AhoCorasick, text: &str) -> bool {
         }
         let left = &text[from..end];
         let joined = format!("{left}{}", &text[next..to]);
-        ac.find_overlapping_iter(&joined)
+        ac.find_iter(joined.as_str())
             .any(|m| m.start() < left.len() && m.end() > left.len())
     })
 }
@@ -65,8 +65,11 @@ impl Needles {
         let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
         let invoke = words.contains(&"invoke");
         let n_words = words.len();
+        // Leftmost-longest: where two words start at one place the longer is tried (`payouts`,
+        // not `pay`, in `/v1/payouts`). A word starting inside another's match is not tried.
         let words = AhoCorasick::builder()
             .ascii_case_insensitive(true)
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
             .build(words.iter().copied().chain(DECODED.iter().copied()))
             .ok();
         Needles {
@@ -82,6 +85,21 @@ impl Needles {
     pub fn may_contain_code(&self, lang: Lang, text: &str, comments: &[(u32, u32)]) -> bool {
         // (A word in code and one in a comment cannot overlap: the comment's end lies between.)
         self.any_match(lang, text, |at, _| !within(comments, at))
+    }
+
+    /// [`Self::may_contain_code`], counting a word only where `stands(text, start, end)` holds of
+    /// its byte range (an escape that may spell a letter always counts): a cheap check before
+    /// [`Self::may_contain_in_strings_where`], which needs the file lexed.
+    pub fn may_contain_code_where(
+        &self,
+        lang: Lang,
+        text: &str,
+        comments: &[(u32, u32)],
+        stands: impl Fn(&str, usize, usize) -> bool,
+    ) -> bool {
+        self.any_match(lang, text, |at, m: Option<(usize, usize)>| {
+            !within(comments, at) && m.is_none_or(|(s, e)| stands(text, s, e))
+        })
     }
 
     /// [`Self::may_contain_code`], counting only words inside one of `strings` (the byte ranges of
@@ -119,7 +137,7 @@ impl Needles {
                     let (from, to) = strings[k - 1];
                     let literal = decode_escapes(&text[from as usize..to as usize]);
                     let answer = self.words.as_ref().is_none_or(|ac| {
-                        ac.find_overlapping_iter(&literal).any(|m| {
+                        ac.find_iter(literal.as_str()).any(|m| {
                             m.pattern().as_usize() < self.n_words
                                 && stands(&literal, m.start(), m.end())
                         })
@@ -147,9 +165,7 @@ impl Needles {
             // Too many words to build a matcher (cannot happen at our sizes): stay exact.
             return true;
         };
-        // Overlapping: a shorter word that fails `counts` must not hide a longer one at the same
-        // place (`pay` in `/payouts`).
-        ac.find_overlapping_iter(text).any(|m| {
+        ac.find_iter(text).any(|m| {
             if m.pattern().as_usize() < self.n_words {
                 counts(m.start(), Some((m.start(), m.end())))
             } else {

@@ -92,7 +92,7 @@ impl Unit {
         needles: &crate::needles::Needles,
         stands: impl Fn(&str, usize, usize) -> bool,
     ) -> bool {
-        if !self.may_hold(needles) {
+        if !needles.may_contain_code_where(self.lang, &self.src.text, &self.comments, &stands) {
             return false;
         }
         let text = &self.src.text;
@@ -675,7 +675,11 @@ impl Project {
     ///   Rust crate (`Flow::unique`, `Project::declared_for`, `Project::in_module`); a method
     ///   reference takes any of two or fewer functions of the name.
     pub fn may_call_from(&self, f: FnRef) -> MayCall {
-        let name = self.func(f).name.as_deref().unwrap_or_default();
+        // From the declarations when they list it (no parse).
+        let name = match self.units[f.unit].decls().functions.get(f.f) {
+            Some(d) => d.name.as_str(),
+            None => self.func(f).name.as_deref().unwrap_or_default(),
+        };
         if self.gates_open || self.count_named(name) <= 2 {
             return MayCall::Anywhere;
         }

@@ -23,7 +23,7 @@ use crate::catalog::Catalog;
 use crate::facts::{Expr, ExprKind, FnKind, simple_name};
 use crate::hash::HashSet;
 use crate::needles::Needles;
-use crate::project::{Project, walk_expr, walk_stmts};
+use crate::project::{FnRef, Project, walk_expr, walk_stmts};
 
 /// How many names the shaper follows from a site to a literal, at most (its depth bound).
 const NAME_HOPS: usize = 13;
@@ -265,7 +265,7 @@ impl Carriers<'_> {
             if let Some(name) = f.name.as_deref()
                 && f.kind != FnKind::Lambda
                 && self.returns_carrier(&facts.functions, i, carrying)
-                && self.followed(crate::project::FnRef { unit: u, f: i }, name)
+                && self.followed(FnRef { unit: u, f: i }, name)
             {
                 push(name, out);
             }
@@ -275,7 +275,7 @@ impl Carriers<'_> {
     /// May the shaper follow a call to `r` (named `name`) into its body: is it, for some
     /// number of arguments, the one function of its name with a body that takes them
     /// (`Shaper::unique_callee`)?
-    fn followed(&self, r: crate::project::FnRef, name: &str) -> bool {
+    fn followed(&self, r: FnRef, name: &str) -> bool {
         let p = self.p;
         let Some(d) = p.units[r.unit].decls().functions.get(r.f) else {
             return true;
@@ -397,43 +397,53 @@ impl Carriers<'_> {
         may_post: &[bool],
     ) -> Vec<bool> {
         let p = self.p;
-        let mut names: HashSet<&str> = HashSet::default();
+        // (call name, unit it is written in)
+        let mut calls: HashSet<(&str, usize)> = HashSet::default();
         for u in (0..reached.len()).filter(|&u| reached[u]) {
             let functions = &p.units[u].facts().functions;
             for i in 0..functions.len() {
                 self.calls_handing(
+                    u,
                     functions,
                     i,
                     |e| self.value_mentions(functions, i, e, carrying),
-                    &mut names,
+                    &mut calls,
                 );
             }
         }
-        if names.is_empty() {
+        if calls.is_empty() {
             return reached;
         }
         let to_post = hops_to_post(p, may_post);
-        let mut seen: HashSet<crate::project::FnRef> = HashSet::default();
+        let mut may_call: crate::hash::HashMap<FnRef, crate::project::MayCall> = Default::default();
+        let mut seen: HashSet<FnRef> = HashSet::default();
         for round in 0..HELPER_ROUNDS {
-            let helpers: Vec<crate::project::FnRef> = names
-                .iter()
-                .flat_map(|n| p.fns_named(n))
-                .copied()
-                .filter(|r| {
-                    p.units[r.unit]
+            let mut helpers: Vec<FnRef> = Vec::new();
+            for &(name, from) in &calls {
+                for &r in p.fns_named(name) {
+                    let helper = p.units[r.unit]
                         .decls()
                         .functions
                         .get(r.f)
-                        .is_none_or(|d| d.has_body && (d.params > 0 || d.varargs))
-                })
-                .filter(|r| to_post[r.unit] < HELPER_ROUNDS - round)
-                .filter(|r| seen.insert(*r))
-                .collect();
+                        .is_none_or(|d| d.has_body && (d.params > 0 || d.varargs));
+                    if helper
+                        && to_post[r.unit] < HELPER_ROUNDS - round
+                        && !seen.contains(&r)
+                        && may_call
+                            .entry(r)
+                            .or_insert_with(|| p.may_call_from(r))
+                            .may_call(p, from)
+                    {
+                        seen.insert(r);
+                        helpers.push(r);
+                    }
+                }
+            }
             if helpers.is_empty() {
                 break;
             }
             p.prefetch(helpers.iter().map(|r| r.unit));
-            names = HashSet::default();
+            calls = HashSet::default();
             for r in helpers {
                 reached[r.unit] = true;
                 let functions = &p.units[r.unit].facts().functions;
@@ -456,27 +466,28 @@ impl Carriers<'_> {
                     });
                     hit
                 };
-                self.calls_handing(functions, r.f, hands_own, &mut names);
+                self.calls_handing(r.unit, functions, r.f, hands_own, &mut calls);
             }
         }
         reached
     }
 
-    /// Pushes the names of the calls written in function `i` (not in its lambdas) with an
-    /// argument `hands` accepts.
+    /// Pushes the names of the calls written in function `i` of unit `u` (not in its lambdas)
+    /// with an argument `hands` accepts, with `u`.
     fn calls_handing<'f>(
         &self,
+        u: usize,
         functions: &'f [crate::facts::Function],
         i: usize,
         hands: impl Fn(&Expr) -> bool,
-        out: &mut HashSet<&'f str>,
+        out: &mut HashSet<(&'f str, usize)>,
     ) {
         walk_stmts(&functions[i].body, &mut |e| {
             if let ExprKind::Call { name, args, .. } = &e.kind
-                && !out.contains(name.as_str())
+                && !out.contains(&(name.as_str(), u))
                 && args.iter().any(|a| hands(&a.value))
             {
-                out.insert(name.as_str());
+                out.insert((name.as_str(), u));
             }
         });
     }
@@ -554,8 +565,9 @@ mod reach_tests {
     use crate::project::Project;
 
     /// Endpoint literals reaching POSTs in other files: a constant read by a URL function
-    /// another file calls, a helper two calls below the literal, a configured URL; and a POST
-    /// to no money endpoint.
+    /// another file calls, a helper two calls below the literal, a configured URL; a POST to
+    /// no money endpoint, and a helper of the same name as one a literal is handed to that the
+    /// caller cannot call (`Notifier.send`: the caller names only `Poster`).
     const FILES: &[(&str, &str)] = &[
         (
             "src/main/kotlin/app/StripePaths.kt",
@@ -580,6 +592,14 @@ mod reach_tests {
         (
             "src/main/java/app/Refunds.java",
             "package app;\nclass Refunds {\n    private final Relay relay = new Relay();\n    void refund(Object b) {\n        relay.relay(\"/v1/refunds\", b);\n    }\n}\n",
+        ),
+        (
+            "src/main/java/app/Notifier.java",
+            "package app;\nimport org.springframework.web.client.RestTemplate;\nclass Notifier {\n    private final RestTemplate rest = new RestTemplate();\n    void send(String path, Object body) {\n        rest.postForObject(\"https://hooks.example\" + path, body, String.class);\n    }\n}\n",
+        ),
+        (
+            "src/main/java/app/Mailer.java",
+            "package app;\nclass Mailer {\n    void send(String to, Object body) {}\n}\n",
         ),
         (
             "src/main/java/app/Orders.java",
