@@ -98,7 +98,7 @@ impl SinkGate {
                 .chain(sdk_key_tokens.iter().copied()),
         )
         .ok();
-        let names_key = |text: &str| -> bool {
+        let stems_match = |text: &str| -> bool {
             let bytes = text.as_bytes();
             let Some(dfa) = &stem_dfa else {
                 return true; // cannot happen for the catalogue's stems; stay conservative
@@ -142,6 +142,10 @@ impl SinkGate {
             } else {
                 return true;
             }
+            false
+        };
+        let words_match = |text: &str| -> bool {
+            let bytes = text.as_bytes();
             let Some(words) = &words else {
                 return true;
             };
@@ -157,7 +161,18 @@ impl SinkGate {
                             && text[m.end()..].trim_start().starts_with('('))
             })
         };
-        let unit_evidence: Vec<bool> = p.units.par_iter().map(|u| names_key(&u.src.text)).collect();
+        let names_key = |text: &str| stems_match(text) || words_match(text);
+        // The words are identifiers: only files whose code writes one can match them as whole
+        // tokens (the text is read only there).
+        let word_units = p.units_naming_any(|n| {
+            consts.contains(n) || sdk_key_tokens.contains(&n) || wrappers.iter().any(|w| w == n)
+        });
+        let unit_evidence: Vec<bool> = p
+            .units
+            .par_iter()
+            .zip(word_units)
+            .map(|(u, w)| (w && words_match(&u.src.text)) || stems_match(&u.src.text))
+            .collect();
         let mut names: HashSet<String> = HashSet::default();
         // Functions whose own text names a key (only in files that do).
         let mut direct: HashSet<FnRef> = HashSet::default();
@@ -294,6 +309,28 @@ mod tests {
 
     fn project(files: &[(&str, &str)]) -> Project {
         crate::project::parsed(files)
+    }
+
+    /// A constant that names a key is evidence where code writes it, not where only a
+    /// comment or a string spells its name.
+    #[test]
+    fn key_constants_count_where_code_names_them() {
+        let p = project(&[
+            (
+                "Headers.java",
+                "class Headers { static final String PAY_HEADER = \"Idempotency-Key\"; }",
+            ),
+            (
+                "Uses.java",
+                "class Uses { void go(Request r) { r.header(Headers.PAY_HEADER, k()); } }",
+            ),
+            (
+                "Mentions.java",
+                "class Mentions {\n  // see PAY_HEADER\n  String s = \"PAY_HEADER\";\n}",
+            ),
+        ]);
+        let g = SinkGate::compute(&p, crate::catalog::Catalog::builtin());
+        assert_eq!(g.unit_evidence, [true, true, false]);
     }
 
     #[test]

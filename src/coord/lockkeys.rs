@@ -48,7 +48,12 @@ impl<'p> Coord<'p> {
         let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
         // Files naming `NX` (Redis SET NX: Lettuce's `SetArgs.Builder.nx()` takes no argument).
         let nx = self.p.units_naming_any(|n| n.eq_ignore_ascii_case("nx"));
-        let helpers = self.lock_helper_names(&nx);
+        // Files whose text writes a lock word: SQL locks, a string "NX" (one scan of every
+        // file serves both questions below; the keyed SQL locks all contain a lock word).
+        let lock_words = self
+            .p
+            .units_containing(&crate::needles::Needles::new(LOCK_WORDS.iter().copied()));
+        let helpers = self.lock_helper_names(&nx, &lock_words);
         // Every lock key is an argument of a call whose name the file's code writes (a lock
         // call, a helper, `setIfAbsent`, redis' `cmd`) or comes with SQL or "NX" written there
         // (Lettuce's `SetArgs.Builder.nx()` takes none): files with none of them have no lock
@@ -59,13 +64,7 @@ impl<'p> Coord<'p> {
         for (u, m) in nx.into_iter().enumerate() {
             may_have[u] |= m;
         }
-        let sql = crate::needles::Needles::new(
-            KEYED_SQL_LOCKS
-                .iter()
-                .copied()
-                .chain(NX_STRING.iter().copied()),
-        );
-        for (u, m) in self.p.units_containing(&sql).into_iter().enumerate() {
+        for (u, m) in lock_words.into_iter().enumerate() {
             may_have[u] |= m;
         }
         self.p
@@ -89,14 +88,13 @@ impl<'p> Coord<'p> {
     /// any other name cannot be lock helpers, so they are not resolved (the resolution is the
     /// costly part of this rule on large trees). A superset: false members only cost time.
     /// `nx`: per unit, does its code name `NX`?
-    fn lock_helper_names(&self, nx: &[bool]) -> HashSet<&'p str> {
+    fn lock_helper_names(&self, nx: &[bool], lock_words: &[bool]) -> HashSet<&'p str> {
         let p: &'p crate::project::Project = self.p;
         let key_calls = &self.cat.coord.locks.key_calls;
         // A function with a lock call of its own names it, or SQL, or "NX", in its file's text;
         // a function above one calls it by a name its file's text holds. Only those files are
         // read, level by level.
         let lock_calls = |n: &str| key_calls.iter().any(|(k, _)| k == n) || n == "setIfAbsent";
-        let words = crate::needles::Needles::new(LOCK_WORDS.iter().copied());
         let mut scanned = vec![false; p.units.len()];
         let mut names: HashSet<&'p str> = HashSet::default();
         let mut calls_of: HelperCalls<'p> = Vec::new();
@@ -120,8 +118,8 @@ impl<'p> Coord<'p> {
         // (A key is an argument: a file that calls these names with none, `lock.lock()`, has
         // no key of theirs.)
         let mut direct = p.units_calling_with_args(lock_calls);
-        for (u, m) in p.units_containing(&words).into_iter().enumerate() {
-            direct[u] |= m || nx[u];
+        for (u, m) in lock_words.iter().enumerate() {
+            direct[u] |= *m || nx[u];
         }
         scan(direct, &mut names, &mut calls_of);
         // `keys_in` follows helpers three calls deep and the innermost must have a lock call
@@ -672,4 +670,23 @@ fn mentions_nx(e: &Expr) -> bool {
         _ => {}
     });
     yes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One scan for [`LOCK_WORDS`] stands for the keyed SQL locks too (`lock_keys`): each holds
+    /// one of the words.
+    #[test]
+    fn every_keyed_sql_lock_holds_a_lock_word() {
+        for sql in KEYED_SQL_LOCKS.iter().chain(&NX_STRING) {
+            assert!(
+                LOCK_WORDS
+                    .iter()
+                    .any(|w| sql.to_ascii_lowercase().contains(&w.to_ascii_lowercase())),
+                "{sql}"
+            );
+        }
+    }
 }
