@@ -1051,6 +1051,16 @@ impl Project {
             .collect()
     }
 
+    /// May a string literal of unit `u`'s code hold one of the words of `needles` (yes for
+    /// every unit with the gates open)?
+    pub fn units_with_strings_holding_one(
+        &self,
+        u: usize,
+        needles: &crate::needles::Needles,
+    ) -> bool {
+        self.gates_open || self.units[u].may_hold_in_strings(needles)
+    }
+
     /// Per unit, in parallel: [`Unit::may_hold_in_strings_where`].
     pub fn units_with_strings_where(
         &self,

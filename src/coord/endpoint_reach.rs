@@ -73,7 +73,9 @@ fn stands_in_config(text: &str, start: usize, end: usize) -> bool {
 }
 
 /// Per unit: may a POST site there, or a helper it declares, be sent to a money endpoint?
-pub fn files(p: &Project, cat: &Catalog, may_post: &[bool]) -> Vec<bool> {
+/// `may_post` says per unit whether its code may send a POST at all; it is asked only when a
+/// segment is handed to a project function.
+pub fn files(p: &Project, cat: &Catalog, may_post: &dyn Fn() -> Vec<bool>) -> Vec<bool> {
     if p.gates_open() {
         return vec![true; p.units.len()];
     }
@@ -394,7 +396,7 @@ impl Carriers<'_> {
         &self,
         mut reached: Vec<bool>,
         carrying: &HashSet<String>,
-        may_post: &[bool],
+        may_post: &dyn Fn() -> Vec<bool>,
     ) -> Vec<bool> {
         let p = self.p;
         // (call name, unit it is written in)
@@ -414,7 +416,7 @@ impl Carriers<'_> {
         if calls.is_empty() {
             return reached;
         }
-        let to_post = hops_to_post(p, may_post);
+        let to_post = hops_to_post(p, &may_post());
         let mut may_call: crate::hash::HashMap<FnRef, crate::project::MayCall> = Default::default();
         let mut seen: HashSet<FnRef> = HashSet::default();
         for round in 0..HELPER_ROUNDS {
@@ -626,8 +628,9 @@ mod reach_tests {
         p.units
             .iter()
             .for_each(|u| assert!(u.parse_if_done().is_none()));
-        let may_post = crate::coord::endpoints::may_post(p);
-        let files = super::files(p, Catalog::builtin(), &may_post);
+        let files = super::files(p, Catalog::builtin(), &|| {
+            crate::coord::endpoints::may_post(p, None)
+        });
         (0..p.units.len())
             .filter(|&u| files[u])
             .map(|u| p.units[u].src.path.file_name().unwrap().to_str().unwrap())
@@ -685,5 +688,14 @@ mod reach_tests {
             assert!(files.contains(&"Refunds.java"), "{gated:?}");
             assert_eq!(files.contains(&"PayoutClient.java"), config, "{gated:?}");
         }
+    }
+
+    /// Which files may post is asked only when a segment is handed to a project function:
+    /// a project with no endpoint literal answers without it.
+    #[test]
+    fn may_post_is_asked_only_for_helpers() {
+        let p = crate::project::parsed(&FILES[6..]);
+        let files = super::files(&p, Catalog::builtin(), &|| panic!("asked which files post"));
+        assert!(!files.contains(&true));
     }
 }

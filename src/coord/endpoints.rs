@@ -14,6 +14,7 @@ use crate::facts::{Expr, ExprKind, FnKind, Span, TypeKind, simple_name};
 use crate::flow::Flow;
 use crate::hash::{HashMap, HashSet};
 use crate::project::{FnRef, Project, walk_expr, walk_stmts};
+use rayon::prelude::*;
 
 /// The object a call chain starts from, through calls and fields: `options` in
 /// `options.toBuilder().build()` and in `options.headers.put(..)` (`events::chain_root`
@@ -822,12 +823,15 @@ pub fn find<'p>(
     };
     let mut posts = Posts::default();
     let mut helpers: Vec<Helper> = Vec::new();
-    let mut may_post = may_post(p);
-    // Of those, only the files a money endpoint's literal can reach (`endpoint_reach`).
-    let reach = super::endpoint_reach::files(p, cat, &may_post);
-    for (m, r) in may_post.iter_mut().zip(reach) {
-        *m &= r;
-    }
+    // The files a money endpoint's literal can reach (`endpoint_reach`), of those that may
+    // send a POST.
+    let all = std::sync::OnceLock::new();
+    let reach =
+        super::endpoint_reach::files(p, cat, &|| all.get_or_init(|| may_post(p, None)).clone());
+    let may_post = match all.get() {
+        Some(all) => all.iter().zip(&reach).map(|(m, r)| *m && *r).collect(),
+        None => may_post(p, Some(&reach)),
+    };
     p.prefetch((0..p.units.len()).filter(|&u| may_post[u]));
     for (u, unit) in p.units.iter().enumerate() {
         if !may_post[u] {
@@ -900,11 +904,20 @@ pub fn find<'p>(
 /// `HttpPost`, `HttpMethod.Post`, `@PostExchange`, Ktor's `submitForm`) or by a string
 /// (`"POST"`, `@RequestLine("POST /v1/charges")`): only files whose code writes one of the
 /// names, or a string with the word, can.
-pub(crate) fn may_post(p: &Project) -> Vec<bool> {
+/// Only the units `among` marks are asked (the others answer no), when it is given.
+pub(crate) fn may_post(p: &Project, among: Option<&[bool]>) -> Vec<bool> {
+    let asked = |u: usize| among.is_none_or(|a| a[u]);
+    if among.is_some_and(|a| !a.contains(&true)) {
+        return vec![false; p.units.len()];
+    }
     let mut may_post = p.units_naming_any(|n| POST_CALLS.contains(&n) || POST_NAMES.contains(&n));
-    let in_strings = p.units_with_strings_holding(&crate::needles::Needles::new(["post"]));
+    let post = crate::needles::Needles::new(["post"]);
+    let in_strings: Vec<bool> = (0..p.units.len())
+        .into_par_iter()
+        .map(|u| asked(u) && !may_post[u] && p.units_with_strings_holding_one(u, &post))
+        .collect();
     for (u, s) in in_strings.into_iter().enumerate() {
-        may_post[u] |= s;
+        may_post[u] = asked(u) && (may_post[u] || s);
     }
     may_post
 }
