@@ -116,6 +116,8 @@ pub struct Lexical {
     pub decls: Decls,
     /// Where its comments are (byte ranges, in order).
     pub comments: Vec<(u32, u32)>,
+    /// Where its string literals are (byte ranges, in order, quotes included).
+    pub strings: Vec<(u32, u32)>,
     /// The identifiers in its code (not in comments or string literals), each once, sorted,
     /// one per line: every name its facts can hold but the made-up ones
     /// ([`crate::lex::MADE_UP_NAMES`]).
@@ -137,6 +139,7 @@ pub fn declared(lang: Lang, text: &str) -> Lexical {
         decls,
         names: names.join("\n").into_boxed_str(),
         escapes: lang == Lang::Java && escape_in_code(text, &lexed),
+        strings: lexed.string_ranges(),
         comments: lexed.comments,
     }
 }

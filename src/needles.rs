@@ -87,21 +87,6 @@ impl Needles {
         self.any_match(lang, text, |at, _| !within(comments, at))
     }
 
-    /// [`Self::may_contain_code`], counting a word only where `stands(text, start, end)` holds of
-    /// its byte range (an escape that may spell a letter always counts): a cheap check before
-    /// [`Self::may_contain_in_strings_where`], which needs the file lexed.
-    pub fn may_contain_code_where(
-        &self,
-        lang: Lang,
-        text: &str,
-        comments: &[(u32, u32)],
-        stands: impl Fn(&str, usize, usize) -> bool,
-    ) -> bool {
-        self.any_match(lang, text, |at, m: Option<(usize, usize)>| {
-            !within(comments, at) && m.is_none_or(|(s, e)| stands(text, s, e))
-        })
-    }
-
     /// [`Self::may_contain_code`], counting only words inside one of `strings` (the byte ranges of
     /// string literals, in order, as the lexer finds them).
     pub fn may_contain_in_strings(&self, lang: Lang, text: &str, strings: &[(u32, u32)]) -> bool {

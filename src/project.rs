@@ -26,6 +26,9 @@ pub struct Unit {
     decls: crate::decls::Decls,
     /// Where its comments are (byte ranges, in order).
     comments: Box<[(u32, u32)]>,
+    /// Where its string literals are (byte ranges, in order): the gates that look for words
+    /// in strings read them without lexing the file again.
+    strings: Box<[(u32, u32)]>,
     /// Its identifiers, one per line, until the project's name index takes them.
     names: Box<str>,
     /// It writes a `\u` escape (which may spell a name).
@@ -42,6 +45,7 @@ impl Unit {
         Unit {
             decls: lexical.decls,
             comments: lexical.comments.into_boxed_slice(),
+            strings: lexical.strings.into_boxed_slice(),
             names: lexical.names,
             escapes: lexical.escapes,
             src,
@@ -58,6 +62,7 @@ impl Unit {
             lang,
             decls: crate::decls::Decls::default(),
             comments: Box::default(),
+            strings: Box::default(),
             names: Box::default(),
             escapes: false,
             parse: std::sync::OnceLock::from(crate::decls::Parse::default()),
@@ -75,14 +80,9 @@ impl Unit {
         needles.may_contain_code(self.lang, &self.src.text, &self.comments)
     }
 
-    /// May a string literal of its code hold one of the words of `needles`? (Lexed again to
-    /// find its strings, only when its code holds one at all.)
+    /// May a string literal of its code hold one of the words of `needles`?
     pub fn may_hold_in_strings(&self, needles: &crate::needles::Needles) -> bool {
-        if !self.may_hold(needles) {
-            return false;
-        }
-        let strings = crate::lex::lex(self.lang, &self.src.text).string_ranges();
-        needles.may_contain_in_strings(self.lang, &self.src.text, &strings)
+        needles.may_contain_in_strings(self.lang, &self.src.text, &self.strings)
     }
 
     /// [`Self::may_hold_in_strings`], counting a word only where `stands(start, end)` holds of
@@ -92,12 +92,7 @@ impl Unit {
         needles: &crate::needles::Needles,
         stands: impl Fn(&str, usize, usize) -> bool,
     ) -> bool {
-        if !needles.may_contain_code_where(self.lang, &self.src.text, &self.comments, &stands) {
-            return false;
-        }
-        let text = &self.src.text;
-        let strings = crate::lex::lex(self.lang, text).string_ranges();
-        needles.may_contain_in_strings_where(self.lang, text, &strings, stands)
+        needles.may_contain_in_strings_where(self.lang, &self.src.text, &self.strings, stands)
     }
 
     /// May its code call a name `pred` accepts with an argument
