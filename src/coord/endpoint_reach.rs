@@ -93,7 +93,12 @@ pub fn files(p: &Project, cat: &Catalog, may_post: &dyn Fn() -> Vec<bool>) -> Ve
     let reached = carriers.helpers(naming, &carrying, may_post);
     if crate::timings_enabled() {
         eprintln!(
-            "timing:   POST reach: {held} files hold an endpoint's segment, {named} with what names their carriers, {} with helpers",
+            "timing:   POST reach: {held} files hold an endpoint's segment{}, {named} with what names their carriers, {} with helpers",
+            if configured {
+                " (a configuration file holds one)"
+            } else {
+                ""
+            },
             count(&reached)
         );
     }
