@@ -167,11 +167,18 @@ impl SinkGate {
         let word_units = p.units_naming_any(|n| {
             consts.contains(n) || sdk_key_tokens.contains(&n) || wrappers.iter().any(|w| w == n)
         });
+        // A key word is written in an identifier or a string literal: each distinct
+        // identifier of the project is read once, then every file's string literals (a word
+        // in a comment names no key).
+        let stem_units = p.units_naming_any(|n| stems_match(n));
         let unit_evidence: Vec<bool> = p
             .units
             .par_iter()
             .zip(word_units)
-            .map(|(u, w)| (w && words_match(&u.src.text)) || stems_match(&u.src.text))
+            .zip(stem_units)
+            .map(|((u, w), s)| {
+                s || (w && words_match(&u.src.text)) || u.string_literals().any(stems_match)
+            })
             .collect();
         let mut names: HashSet<String> = HashSet::default();
         // Functions whose own text names a key (only in files that do).
@@ -312,7 +319,8 @@ mod tests {
     }
 
     /// A constant that names a key is evidence where code writes it, not where only a
-    /// comment or a string spells its name.
+    /// comment or a string spells its name; a key's own name counts in code and strings, not
+    /// in comments.
     #[test]
     fn key_constants_count_where_code_names_them() {
         let p = project(&[
@@ -328,9 +336,18 @@ mod tests {
                 "Mentions.java",
                 "class Mentions {\n  // see PAY_HEADER\n  String s = \"PAY_HEADER\";\n}",
             ),
+            (
+                "Commented.java",
+                "class Commented {\n  // sends the Idempotency-Key header\n  void go() { send(); }\n}",
+            ),
+            (
+                "Param.kt",
+                "class Param { fun go(idempotencyKey: String) = send(idempotencyKey) }",
+            ),
         ]);
         let g = SinkGate::compute(&p, crate::catalog::Catalog::builtin());
-        assert_eq!(g.unit_evidence, [true, true, false]);
+        // The key's name in a comment is no evidence; in an identifier or a string it is.
+        assert_eq!(g.unit_evidence, [true, true, false, false, true]);
     }
 
     #[test]

@@ -80,6 +80,13 @@ impl Unit {
         needles.may_contain_code(self.lang, &self.src.text, &self.comments)
     }
 
+    /// The text of each of its string literals (quotes included), in order.
+    pub fn string_literals(&self) -> impl Iterator<Item = &str> {
+        self.strings
+            .iter()
+            .map(|&(s, e)| &self.src.text[s as usize..e as usize])
+    }
+
     /// May a string literal of its code hold one of the words of `needles`?
     pub fn may_hold_in_strings(&self, needles: &crate::needles::Needles) -> bool {
         needles.may_contain_in_strings(self.lang, &self.src.text, &self.strings)
