@@ -90,7 +90,7 @@ impl Needles {
     /// [`Self::may_contain_code`], counting only words inside one of `strings` (the byte ranges of
     /// string literals, in order, as the lexer finds them).
     pub fn may_contain_in_strings(&self, lang: Lang, text: &str, strings: &[(u32, u32)]) -> bool {
-        self.any_match(lang, text, |at, _| within(strings, at))
+        self.any_match_in(lang, text, Some(strings), |at, _| within(strings, at))
     }
 
     /// [`Self::may_contain_in_strings`], counting a word only where `stands(text, start, end)`
@@ -106,32 +106,37 @@ impl Needles {
     ) -> bool {
         // The last string decoded for an escape, and its answer.
         let decoded: std::cell::Cell<Option<(usize, bool)>> = std::cell::Cell::new(None);
-        self.any_match(lang, text, |at, m: Option<(usize, usize)>| {
-            let k = strings.partition_point(|&(start, _)| start as usize <= at);
-            if k == 0 || at >= strings[k - 1].1 as usize {
-                return false;
-            }
-            match m {
-                Some((s, e)) => stands(text, s, e),
-                None => {
-                    if let Some((last, answer)) = decoded.get()
-                        && last == k
-                    {
-                        return answer;
-                    }
-                    let (from, to) = strings[k - 1];
-                    let literal = decode_escapes(&text[from as usize..to as usize]);
-                    let answer = self.words.as_ref().is_none_or(|ac| {
-                        ac.find_iter(literal.as_str()).any(|m| {
-                            m.pattern().as_usize() < self.n_words
-                                && stands(&literal, m.start(), m.end())
-                        })
-                    });
-                    decoded.set(Some((k, answer)));
-                    answer
+        self.any_match_in(
+            lang,
+            text,
+            Some(strings),
+            |at, m: Option<(usize, usize)>| {
+                let k = strings.partition_point(|&(start, _)| start as usize <= at);
+                if k == 0 || at >= strings[k - 1].1 as usize {
+                    return false;
                 }
-            }
-        })
+                match m {
+                    Some((s, e)) => stands(text, s, e),
+                    None => {
+                        if let Some((last, answer)) = decoded.get()
+                            && last == k
+                        {
+                            return answer;
+                        }
+                        let (from, to) = strings[k - 1];
+                        let literal = decode_escapes(&text[from as usize..to as usize]);
+                        let answer = self.words.as_ref().is_none_or(|ac| {
+                            ac.find_iter(literal.as_str()).any(|m| {
+                                m.pattern().as_usize() < self.n_words
+                                    && stands(&literal, m.start(), m.end())
+                            })
+                        });
+                        decoded.set(Some((k, answer)));
+                        answer
+                    }
+                }
+            },
+        )
     }
 
     /// Does a word start at a position `counts` accepts (or may the text hold one anyway)?
@@ -143,6 +148,18 @@ impl Needles {
         text: &str,
         counts: impl Fn(usize, Option<(usize, usize)>) -> bool,
     ) -> bool {
+        self.any_match_in(lang, text, None, counts)
+    }
+
+    /// [`Self::any_match`], searching only inside `ranges` (byte ranges of `text`, in order)
+    /// when they are given: a word in a string literal lies wholly inside the literal's range.
+    fn any_match_in(
+        &self,
+        lang: Lang,
+        text: &str,
+        ranges: Option<&[(u32, u32)]>,
+        counts: impl Fn(usize, Option<(usize, usize)>) -> bool,
+    ) -> bool {
         if self.invoke && lang == Lang::Kotlin {
             return true;
         }
@@ -150,13 +167,21 @@ impl Needles {
             // Too many words to build a matcher (cannot happen at our sizes): stay exact.
             return true;
         };
-        ac.find_iter(text).any(|m| {
+        let hit = |m: aho_corasick::Match| {
             if m.pattern().as_usize() < self.n_words {
                 counts(m.start(), Some((m.start(), m.end())))
             } else {
                 decodes_ascii(text, m.start()) && counts(m.start(), None)
             }
-        }) || word_spans_continuation(ac, text)
+        };
+        let found = match ranges {
+            None => ac.find_iter(text).any(hit),
+            Some(ranges) => ranges.iter().any(|&(s, e)| {
+                let input = aho_corasick::Input::new(text).span(s as usize..e as usize);
+                ac.find_iter(input).any(hit)
+            }),
+        };
+        found || word_spans_continuation(ac, text)
     }
 }
 
