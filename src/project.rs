@@ -1089,11 +1089,29 @@ impl Project {
             .any(|&u| among[u as usize])
     }
 
-    /// Per unit, in parallel: may its text hold one of the words of `needles`?
-    pub fn units_containing(&self, needles: &crate::needles::Needles) -> Vec<bool> {
+    /// Per unit, in parallel: may its code (outside comments) write one of `words`, in any
+    /// case? A word is written in an identifier or in a string literal: each distinct
+    /// identifier of the project is asked once (for the word without the punctuation around
+    /// it: `get_lock` for `get_lock(`; not for a word with a quote in it, `nx"`), then every
+    /// file's string literals.
+    pub fn units_writing(&self, words: &[&str]) -> Vec<bool> {
+        // A word with a quote or a template's `$` in it (`nx"`) is only ever in a string.
+        let cores: Vec<&str> = words
+            .iter()
+            .filter(|w| !w.contains(['"', '\'', '`', '$']))
+            .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_')))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let in_names = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&cores)
+            .ok();
+        let naming = self.units_naming_any(|n| in_names.as_ref().is_none_or(|a| a.is_match(n)));
+        let needles = crate::needles::Needles::new(words.iter().copied());
         self.units
             .par_iter()
-            .map(|u| self.gates_open || u.may_hold(needles))
+            .zip(naming)
+            .map(|(u, n)| n || self.gates_open || u.may_hold_in_strings(&needles))
             .collect()
     }
 
@@ -1521,5 +1539,20 @@ mod tests {
             Some("|com/acme/PayTest")
         );
         assert_eq!(m("Pay.java"), None);
+    }
+
+    /// A word counts in an identifier (in any case, without the punctuation around it) or in
+    /// a string literal; not in a comment; a word with a quote in it only in a string.
+    #[test]
+    fn units_writing_words_in_names_and_strings() {
+        let p = super::parsed(&[
+            ("A.java", "class A { void f() { advisoryLock(1); } }"),
+            ("B.java", "class B { /* pg_advisory_lock */ void f() {} }"),
+            ("C.kt", "val c = listOf(\"SET\", \"k\", \"NX\")"),
+            ("D.java", "class D { int unix; void f() { unix++; } }"),
+            ("E.rs", "fn f() { get_lock(1); }"),
+        ]);
+        let words = ["advisory", "nx\"", "get_lock("];
+        assert_eq!(p.units_writing(&words), [true, false, true, false, true]);
     }
 }

@@ -50,9 +50,7 @@ impl<'p> Coord<'p> {
         let nx = self.p.units_naming_any(|n| n.eq_ignore_ascii_case("nx"));
         // Files whose text writes a lock word: SQL locks, a string "NX" (one scan of every
         // file serves both questions below; the keyed SQL locks all contain a lock word).
-        let lock_words = self
-            .p
-            .units_containing(&crate::needles::Needles::new(LOCK_WORDS.iter().copied()));
+        let lock_words = self.p.units_writing(LOCK_WORDS);
         let helpers = self.lock_helper_names(&nx, &lock_words);
         // Every lock key is an argument of a call whose name the file's code writes (a lock
         // call, a helper, `setIfAbsent`, redis' `cmd`) or comes with SQL or "NX" written there
