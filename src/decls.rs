@@ -50,6 +50,8 @@ pub struct DeclType {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeclField {
     pub name: String,
+    /// It has an initialiser (`= ..`, an enum constant's arguments).
+    pub has_init: bool,
     /// The string or constant name it is initialised with, as the index files it.
     pub constant: Option<Constant<'static>>,
 }
@@ -79,6 +81,7 @@ impl Decls {
     ) -> Decls {
         let field = |f: &FieldDecl| DeclField {
             name: f.name.to_string(),
+            has_init: f.has_init,
             constant: f.constant.as_ref().map(|c| match c {
                 Constant::Str(s) => Constant::Str(s.to_string().into()),
                 Constant::Alias(a) => Constant::Alias(a.to_string().into()),

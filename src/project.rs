@@ -554,19 +554,7 @@ impl Project {
             .get(name)
             .into_iter()
             .flatten()
-            .filter_map(move |&(u, t, i)| {
-                let f = self.units[u].facts();
-                let list = match t {
-                    Some(t) => &f.types.get(t)?.fields,
-                    None => &f.globals,
-                };
-                // The outline's `i`-th; where the facts list it elsewhere, by name.
-                let b = list
-                    .get(i)
-                    .filter(|b| b.name == name)
-                    .or_else(|| list.iter().find(|b| b.name == name))?;
-                Some((u, b))
-            })
+            .filter_map(move |&(u, t, i)| Some((u, self.binding_at(u, t, i, name)?)))
     }
 
     /// Does a project type called `type_name` declare a field (or record component) `field`?
@@ -577,6 +565,49 @@ impl Project {
                 .iter()
                 .any(|b| b.name == field)
         })
+    }
+
+    /// The one field or file-level binding called `name` in the project with an initialiser,
+    /// if exactly one has one. The declarations say which have one, so only its file is read.
+    pub fn only_initialised_field(&self, name: &str) -> Option<(usize, &crate::facts::Binding)> {
+        let mut with_init =
+            self.fields_by_name
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter(|&&(u, t, i)| {
+                    let d = self.units[u].decls();
+                    let list = match t {
+                        Some(t) => d.types.get(t).map(|x| x.fields.as_slice()),
+                        None => Some(d.globals.as_slice()),
+                    };
+                    list.and_then(|l| l.get(i)).is_some_and(|f| f.has_init)
+                });
+        let &(u, t, i) = with_init.next()?;
+        if with_init.next().is_some() {
+            return None;
+        }
+        let b = self.binding_at(u, t, i, name)?;
+        b.init.is_some().then_some((u, b))
+    }
+
+    /// The `i`-th field of type `t` of unit `u` (or file-level binding when `t` is `None`),
+    /// called `name`, from its facts; where the facts list it elsewhere, by name.
+    fn binding_at(
+        &self,
+        u: usize,
+        t: Option<TypeId>,
+        i: usize,
+        name: &str,
+    ) -> Option<&crate::facts::Binding> {
+        let f = self.units[u].facts();
+        let list = match t {
+            Some(t) => &f.types.get(t)?.fields,
+            None => &f.globals,
+        };
+        list.get(i)
+            .filter(|b| b.name == name)
+            .or_else(|| list.iter().find(|b| b.name == name))
     }
 
     /// The types declaring a field (or record component) called `name`: (unit, type).
@@ -1554,5 +1585,28 @@ mod tests {
         ]);
         let words = ["advisory", "nx\"", "get_lock("];
         assert_eq!(p.units_writing(&words), [true, false, true, false, true]);
+    }
+
+    /// The one initialised field of a name is found from the declarations: files declaring
+    /// it without an initialiser are not parsed, and two initialised ones answer none.
+    #[test]
+    fn only_initialised_field_reads_one_file() {
+        let p = super::parsed(&[
+            (
+                "A.java",
+                "class A { static final String URL = \"/v1/charges\"; }",
+            ),
+            ("B.java", "class B { String URL; void f() {} }"),
+            ("C.kt", "class C { val other = 1 }"),
+        ]);
+        let (u, b) = p.only_initialised_field("URL").expect("one");
+        assert_eq!((u, b.name.as_str()), (0, "URL"));
+        assert!(p.units[1].parse_if_done().is_none(), "B was parsed");
+        let two = super::parsed(&[
+            ("A.java", "class A { static final String URL = \"a\"; }"),
+            ("B.java", "class B { static final String URL = \"b\"; }"),
+        ]);
+        assert!(two.only_initialised_field("URL").is_none());
+        assert!(two.units.iter().all(|u| u.parse_if_done().is_none()));
     }
 }

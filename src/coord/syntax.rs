@@ -86,17 +86,8 @@ pub fn field_binding<'p>(
             }
         }
     }
-    // The one declaration of that name in the project.
-    let mut found = None;
-    for (u, b) in p.fields_named(name) {
-        if b.init.is_some() {
-            if found.is_some() {
-                return None;
-            }
-            found = Some((u, b));
-        }
-    }
-    found
+    // The one declaration of that name in the project with an initialiser.
+    p.only_initialised_field(name)
 }
 
 /// The innermost statement of `stmts` (at any block depth, not inside lambdas) that contains
