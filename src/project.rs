@@ -1075,15 +1075,6 @@ impl Project {
             .collect()
     }
 
-    /// Per unit, in parallel: may a string literal of its code hold one of the words of
-    /// `needles`?
-    pub fn units_with_strings_holding(&self, needles: &crate::needles::Needles) -> Vec<bool> {
-        self.units
-            .par_iter()
-            .map(|u| self.gates_open || u.may_hold_in_strings(needles))
-            .collect()
-    }
-
     /// May a string literal of unit `u`'s code hold one of the words of `needles` (yes for
     /// every unit with the gates open)?
     pub fn units_with_strings_holding_one(
@@ -1104,20 +1095,6 @@ impl Project {
             .par_iter()
             .map(|u| self.gates_open || u.may_hold_in_strings_where(needles, &stands))
             .collect()
-    }
-
-    /// May the code of one of the units `among` marks hold the name `name`
-    /// ([`Self::units_naming`], without making the list)?
-    pub fn named_in_any(&self, name: &str, among: &[bool]) -> bool {
-        if self.gates_open || crate::lex::MADE_UP_NAMES.contains(&name) {
-            return among.iter().any(|&x| x);
-        }
-        self.names
-            .get(name)
-            .into_iter()
-            .flatten()
-            .chain(&self.any_name)
-            .any(|&u| among[u as usize])
     }
 
     /// Per unit, in parallel: may its code (outside comments) write one of `words`, in any
