@@ -24,6 +24,7 @@ use crate::facts::{Expr, ExprKind, FnKind, simple_name};
 use crate::hash::HashSet;
 use crate::needles::Needles;
 use crate::project::{FnRef, Project, walk_expr, walk_stmts};
+use rayon::prelude::*;
 
 /// How many names the shaper follows from a site to a literal, at most (its depth bound).
 const NAME_HOPS: usize = 13;
@@ -187,32 +188,47 @@ impl Carriers<'_> {
     /// fixed point ([`NAME_HOPS`] rounds at most): only these files' shapes can hold one.
     fn closure(&self, mut reached: Vec<bool>) -> (Vec<bool>, HashSet<String>) {
         let mut carrying: HashSet<String> = HashSet::default();
+        // The reached files to read again: those naming a name found to carry since they were
+        // last read (only a declaration that mentions one can start to carry).
+        let mut scan = reached.clone();
         for _ in 0..NAME_HOPS {
-            let units: Vec<usize> = (0..reached.len()).filter(|&u| reached[u]).collect();
-            self.p.prefetch(units.iter().copied());
-            let mut new: Vec<String> = Vec::new();
+            // Files naming a new carrier that are not reached yet: the next round's.
+            let mut next = vec![false; reached.len()];
             // Within the reached files, to a fixed point: a constant may be built from another.
             loop {
-                let before = new.len();
-                for &u in &units {
-                    self.carried_in(u, &carrying, &mut new);
-                }
-                for n in &new[before..] {
-                    carrying.insert(n.clone());
-                }
-                if new.len() == before {
+                let todo: Vec<usize> = (0..scan.len()).filter(|&u| scan[u]).collect();
+                if todo.is_empty() {
                     break;
                 }
-            }
-            let mut grew = false;
-            for name in &new {
-                for u in self.p.units_naming(name) {
-                    grew |= !reached[u];
-                    reached[u] = true;
+                scan.iter_mut().for_each(|x| *x = false);
+                let found: Vec<Vec<String>> = todo
+                    .into_par_iter()
+                    .map(|u| {
+                        let mut out = Vec::new();
+                        self.carried_in(u, &carrying, &mut out);
+                        out
+                    })
+                    .collect();
+                for name in found.into_iter().flatten() {
+                    if carrying.contains(&name) {
+                        continue;
+                    }
+                    for u in self.p.units_naming(&name) {
+                        if reached[u] {
+                            scan[u] = true;
+                        } else {
+                            next[u] = true;
+                        }
+                    }
+                    carrying.insert(name);
                 }
             }
-            if !grew {
+            if !next.contains(&true) {
                 break;
+            }
+            for (u, x) in next.into_iter().enumerate() {
+                reached[u] |= x;
+                scan[u] |= x;
             }
         }
         (reached, carrying)

@@ -48,8 +48,9 @@ impl<'p> Coord<'p> {
         let mut memo: HashMap<(FnRef, u32), Vec<usize>> = HashMap::default();
         // Files naming `NX` (Redis SET NX: Lettuce's `SetArgs.Builder.nx()` takes no argument).
         let nx = self.p.units_naming_any(|n| n.eq_ignore_ascii_case("nx"));
-        // Files whose text writes a lock word: SQL locks, a string "NX" (one scan of every
-        // file serves both questions below; the keyed SQL locks all contain a lock word).
+        // Files whose code writes a lock word (SQL locks, a string "NX"), in an identifier or a
+        // string literal: one answer serves both questions below (the keyed SQL locks all
+        // contain a lock word).
         let lock_words = self.p.units_writing(LOCK_WORDS);
         let helpers = self.lock_helper_names(&nx, &lock_words);
         // Every lock key is an argument of a call whose name the file's code writes (a lock
