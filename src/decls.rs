@@ -117,10 +117,8 @@ impl Decls {
 /// What the lexical pass keeps of a file: its declarations and what the evidence gates read.
 pub struct Lexical {
     pub decls: Decls,
-    /// Where its comments are (byte ranges, in order).
-    pub comments: Vec<(u32, u32)>,
-    /// Where its string literals are (byte ranges, in order, quotes included).
-    pub strings: Vec<(u32, u32)>,
+    /// Its string literals (quotes included), in order.
+    pub literals: crate::literals::Literals,
     /// The identifiers in its code (not in comments or string literals), each once, sorted,
     /// one per line: every name its facts can hold but the made-up ones
     /// ([`crate::lex::MADE_UP_NAMES`]).
@@ -131,7 +129,7 @@ pub struct Lexical {
     pub escapes: bool,
 }
 
-/// The declarations of `text`, from its outline (no parse), and where its comments are.
+/// The declarations of `text`, from its outline (no parse), and what the gates read of it.
 pub fn declared(lang: Lang, text: &str) -> Lexical {
     let lexed = crate::lex::lex(lang, text);
     let decls = Decls::of_outline(&crate::outline::outline(lang, text, &lexed.tokens));
@@ -142,8 +140,7 @@ pub fn declared(lang: Lang, text: &str) -> Lexical {
         decls,
         names: names.join("\n").into_boxed_str(),
         escapes: lang == Lang::Java && escape_in_code(text, &lexed),
-        strings: lexed.string_ranges(),
-        comments: lexed.comments,
+        literals: crate::literals::Literals::of(text, &lexed.string_ranges()),
     }
 }
 

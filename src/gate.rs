@@ -177,7 +177,7 @@ impl SinkGate {
             .zip(word_units)
             .zip(stem_units)
             .map(|((u, w), s)| {
-                s || (w && words_match(&u.src.text)) || u.string_literals().any(stems_match)
+                s || (w && words_match(u.src.text())) || u.string_literals().any(stems_match)
             })
             .collect();
         let mut names: HashSet<String> = HashSet::default();

@@ -26,6 +26,7 @@ pub mod hash;
 pub mod key_params;
 pub mod lang;
 pub mod lex;
+pub mod literals;
 pub mod methods;
 pub mod needles;
 pub mod outbound;
@@ -224,6 +225,22 @@ pub fn timings_enabled() -> bool {
     std::env::var_os("IDEMLINT_TIMINGS").is_some()
 }
 
+/// For the timing lines: the process's resident memory now and at its peak so far, where the
+/// system says (Linux's `/proc/self/status`), else nothing.
+pub fn timing_memory() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    };
+    match (kb("VmRSS:"), kb("VmHWM:")) {
+        (Some(now), Some(peak)) => format!(", RSS {} MiB, peak {} MiB", now >> 10, peak >> 10),
+        _ => String::new(),
+    }
+}
+
 /// Lints `paths` (files or directories), which are the whole context: nothing around them is
 /// read. The command line uses [`lint_project`], which widens named files to their project.
 pub fn lint(paths: &[PathBuf], opts: &Options) -> Report {
@@ -246,9 +263,10 @@ pub fn lint_project(
     let lap = |what: &str| {
         if timings_enabled() {
             eprintln!(
-                "timing: {what} at {:.3} s ({} files parsed so far)",
+                "timing: {what} at {:.3} s ({} files parsed so far{})",
                 clock.elapsed().as_secs_f64(),
-                conform::parses_so_far()
+                conform::parses_so_far(),
+                timing_memory()
             );
         }
     };
@@ -551,14 +569,20 @@ fn lint_candidates(
                 return Ok(too_big(c, meta.len()));
             }
             let text = read_source(&c.path)?;
-            Ok(parse_unit(c.path.clone(), text, c.lang, c.is_test, eager))
+            let (mut unit, notices) = parse_unit(c.path.clone(), text, c.lang, c.is_test, eager);
+            // Read again from disk if some analysis asks for it (a file parsed, or reported).
+            if !eager {
+                unit.src.release();
+            }
+            Ok((unit, notices))
         })
         .collect();
     if timings_enabled() {
         eprintln!(
-            "timing: {} files read and parsed in {:.3} s",
+            "timing: {} files read and parsed in {:.3} s{}",
             units.len(),
-            clock.elapsed().as_secs_f64()
+            clock.elapsed().as_secs_f64(),
+            timing_memory()
         );
     }
     finish(units, config_texts.to_vec(), opts, report);
@@ -657,7 +681,7 @@ fn parse_notices(unit: &Unit) -> Vec<Notice> {
             line: 1,
             message: format!(
                 "the parser gave up on this file (or it took longer than {} s); it was not analysed",
-                lang::parse_budget(src.text.len()).as_secs()
+                lang::parse_budget(src.text().len()).as_secs()
             ),
         });
         return notices;
@@ -714,9 +738,10 @@ fn finish(
     let lap = |what: &str| {
         if timings {
             eprintln!(
-                "timing: {what} at {:.3} s ({} files parsed so far)",
+                "timing: {what} at {:.3} s ({} files parsed so far{})",
                 clock.elapsed().as_secs_f64(),
-                conform::parses_so_far()
+                conform::parses_so_far(),
+                timing_memory()
             );
         }
     };
@@ -804,6 +829,13 @@ fn finish(
     report
         .notices
         .extend(project.units.iter().flat_map(parse_notices));
+    // A file read again that changed meanwhile read as empty: what it holds is not known.
+    report.errors.extend(project.units.iter().filter_map(|u| {
+        u.src.read_back_error().map(|why| ToolError {
+            path: u.src.path.clone(),
+            message: why.to_string(),
+        })
+    }));
     resolve(project, all, &opts.config, report);
     lap("report built, project dropped");
 }

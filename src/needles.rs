@@ -79,16 +79,9 @@ impl Needles {
         }
     }
 
-    /// May a file of `lang` with this text hold one of the words in its code? A word inside
-    /// one of `comments` (byte ranges, in order, as the lexer finds them) does not count: the
-    /// front ends lower no comment.
-    pub fn may_contain_code(&self, lang: Lang, text: &str, comments: &[(u32, u32)]) -> bool {
-        // (A word in code and one in a comment cannot overlap: the comment's end lies between.)
-        self.any_match(lang, text, |at, _| !within(comments, at))
-    }
-
-    /// [`Self::may_contain_code`], counting only words inside one of `strings` (the byte ranges of
-    /// string literals, in order, as the lexer finds them).
+    /// May a string literal of a file of `lang` hold one of the words? `strings` are the byte
+    /// ranges of the literals in `text`, in order, as the lexer finds them; only words inside
+    /// one count.
     pub fn may_contain_in_strings(&self, lang: Lang, text: &str, strings: &[(u32, u32)]) -> bool {
         self.any_match_in(lang, text, Some(strings), |at, _| within(strings, at))
     }
@@ -141,18 +134,8 @@ impl Needles {
 
     /// Does a word start at a position `counts` accepts (or may the text hold one anyway)?
     /// `counts` gets the match's start, and its range when it is one of the words (not an
-    /// escape).
-    fn any_match(
-        &self,
-        lang: Lang,
-        text: &str,
-        counts: impl Fn(usize, Option<(usize, usize)>) -> bool,
-    ) -> bool {
-        self.any_match_in(lang, text, None, counts)
-    }
-
-    /// [`Self::any_match`], searching only inside `ranges` (byte ranges of `text`, in order)
-    /// when they are given: a word in a string literal lies wholly inside the literal's range.
+    /// escape). Only the inside of `ranges` (byte ranges of `text`, in order) is searched when
+    /// they are given: a word in a string literal lies wholly inside the literal's range.
     fn any_match_in(
         &self,
         lang: Lang,
@@ -252,9 +235,9 @@ fn within(ranges: &[(u32, u32)], at: usize) -> bool {
 mod tests {
     use super::*;
 
-    /// Counting words anywhere in the text (no comments known).
+    /// Counting words anywhere in the text.
     fn anywhere(n: &Needles, lang: Lang, text: &str) -> bool {
-        n.may_contain_code(lang, text, &[])
+        n.any_match_in(lang, text, None, |_, _| true)
     }
 
     #[test]
@@ -292,27 +275,6 @@ mod tests {
             &inv,
             Lang::Java,
             "void f(Runnable g) { g.run(); }"
-        ));
-    }
-
-    /// A word in a comment does not count; the same word in code or in a string does, and a
-    /// comment marker inside a string starts no comment.
-    #[test]
-    fn words_in_comments_do_not_count() {
-        let n = Needles::new(["obtain"]);
-        let check = |text: &str| {
-            let comments = crate::lex::lex(Lang::Java, text).comments;
-            n.may_contain_code(Lang::Java, text, &comments)
-        };
-        assert!(!check("/* You may obtain a copy */ class A {}"));
-        assert!(!check("class A { // obtain\n void f() {} }"));
-        assert!(check("/* x */ class A { void f() { pool.obtain(); } }"));
-        assert!(check("class A { String u = \"http://x/obtain\"; }"));
-        // Without the comment ranges the licence's word counts.
-        assert!(anywhere(
-            &n,
-            Lang::Java,
-            "/* You may obtain a copy */ class A {}"
         ));
     }
 

@@ -19,20 +19,24 @@ pub type Calls = std::sync::Arc<[(FnRef, Span)]>;
 
 /// One source file: its declarations (from the lexical outline), and its facts, parsed the
 /// first time an analysis asks for them.
+/// What every suppression written in a file holds (`// idemlint:ignore`,
+/// `@Suppress("idemlint:IDEM001")`; read by [`crate::suppress`]).
+pub const DIRECTIVE_MARKER: &str = "idemlint:";
+
 pub struct Unit {
     pub src: SourceFile,
     pub lang: Lang,
     /// Its declarations, which the index is built from.
     decls: crate::decls::Decls,
-    /// Where its comments are (byte ranges, in order).
-    comments: Box<[(u32, u32)]>,
-    /// Where its string literals are (byte ranges, in order): the gates that look for words
-    /// in strings read them without lexing the file again.
-    strings: Box<[(u32, u32)]>,
+    /// Its string literals: the gates that look for words in strings read them without the
+    /// text.
+    literals: crate::literals::Literals,
     /// Its identifiers, one per line, until the project's name index takes them.
     names: Box<str>,
     /// It writes a `\u` escape (which may spell a name).
     escapes: bool,
+    /// Its text holds `idemlint:` (it may hold a suppression).
+    directives: bool,
     parse: std::sync::OnceLock<crate::decls::Parse>,
     /// A test source (`src/test/**`, `*Test.java`, `tests/**`), checked with `--include-tests`.
     pub is_test: bool,
@@ -41,13 +45,13 @@ pub struct Unit {
 impl Unit {
     /// A file read: outlined now, parsed on demand.
     pub fn new(src: SourceFile, lang: Lang, is_test: bool) -> Unit {
-        let lexical = crate::decls::declared(lang, &src.text);
+        let lexical = crate::decls::declared(lang, src.text());
         Unit {
             decls: lexical.decls,
-            comments: lexical.comments.into_boxed_slice(),
-            strings: lexical.strings.into_boxed_slice(),
+            literals: lexical.literals,
             names: lexical.names,
             escapes: lexical.escapes,
+            directives: src.text().contains(DIRECTIVE_MARKER),
             src,
             lang,
             parse: std::sync::OnceLock::new(),
@@ -61,13 +65,18 @@ impl Unit {
             src,
             lang,
             decls: crate::decls::Decls::default(),
-            comments: Box::default(),
-            strings: Box::default(),
+            literals: Default::default(),
             names: Box::default(),
             escapes: false,
+            directives: false,
             parse: std::sync::OnceLock::from(crate::decls::Parse::default()),
             is_test,
         }
+    }
+
+    /// May it hold a suppression (its text holds [`DIRECTIVE_MARKER`])?
+    pub fn may_hold_directives(&self) -> bool {
+        self.directives
     }
 
     /// What it declares, as the project index files it.
@@ -75,21 +84,14 @@ impl Unit {
         &self.decls
     }
 
-    /// May its code (its text outside comments) hold one of the words of `needles`?
-    pub fn may_hold(&self, needles: &crate::needles::Needles) -> bool {
-        needles.may_contain_code(self.lang, &self.src.text, &self.comments)
-    }
-
     /// The text of each of its string literals (quotes included), in order.
     pub fn string_literals(&self) -> impl Iterator<Item = &str> {
-        self.strings
-            .iter()
-            .map(|&(s, e)| &self.src.text[s as usize..e as usize])
+        self.literals.iter()
     }
 
     /// May a string literal of its code hold one of the words of `needles`?
     pub fn may_hold_in_strings(&self, needles: &crate::needles::Needles) -> bool {
-        needles.may_contain_in_strings(self.lang, &self.src.text, &self.strings)
+        needles.may_contain_in_strings(self.lang, self.literals.text(), self.literals.ranges())
     }
 
     /// [`Self::may_hold_in_strings`], counting a word only where `stands(start, end)` holds of
@@ -99,7 +101,8 @@ impl Unit {
         needles: &crate::needles::Needles,
         stands: impl Fn(&str, usize, usize) -> bool,
     ) -> bool {
-        needles.may_contain_in_strings_where(self.lang, &self.src.text, &self.strings, stands)
+        let lits = &self.literals;
+        needles.may_contain_in_strings_where(self.lang, lits.text(), lits.ranges(), stands)
     }
 
     /// May its code call a name `pred` accepts with an argument
@@ -107,7 +110,8 @@ impl Unit {
     /// writes such a name)? A file whose escapes may spell any name may.
     pub fn may_call_with_args(&self, pred: impl Fn(&str) -> bool) -> bool {
         self.escapes
-            || crate::lex::lex(self.lang, &self.src.text).may_call_with_args(&self.src.text, pred)
+            || crate::lex::lex(self.lang, self.src.text())
+                .may_call_with_args(self.src.text(), pred)
     }
 
     /// Its imports, as the facts write them (from the outline: no parse).
@@ -124,7 +128,7 @@ impl Unit {
     /// Its parse, done now if not before.
     pub fn parsed(&self) -> &crate::decls::Parse {
         self.parse
-            .get_or_init(|| crate::conform::parse(self.lang, &self.src.text, &self.decls))
+            .get_or_init(|| crate::conform::parse(self.lang, self.src.text(), &self.decls))
     }
 
     /// Its parse, if some analysis asked for it.
@@ -374,7 +378,7 @@ impl Project {
             None => {
                 let f = self.func(r);
                 let n = f.params.iter().filter(|p| p.name != "self").count();
-                (n, crate::outline::varargs(&f.params, &unit.src.text))
+                (n, crate::outline::varargs(&f.params, unit.src.text()))
             }
         };
         n == arity || (n > arity && unit.lang == Lang::Kotlin) || (arity + 1 >= n && varargs)
@@ -830,12 +834,14 @@ impl Project {
         self.registrations
             .get_or_init(|| {
                 let calls = crate::registrations::registering_calls(cat);
-                let needles = crate::needles::Needles::new(calls.iter().copied());
+                // A registering call's name is written in the code of the file that makes it.
+                let naming = self.units_naming_any(|n| calls.contains(&n));
                 let per_unit: Vec<Vec<(String, String)>> = self
                     .units
                     .par_iter()
-                    .map(|u| {
-                        if calls.is_empty() || !(self.gates_open || u.may_hold(&needles)) {
+                    .zip(naming)
+                    .map(|(u, naming)| {
+                        if calls.is_empty() || !naming {
                             return Vec::new();
                         }
                         crate::registrations::in_file(u.facts(), &calls)
@@ -1028,6 +1034,27 @@ impl Project {
         if self.gates_open || crate::lex::MADE_UP_NAMES.contains(&name) {
             return (0..self.units.len()).collect();
         }
+        self.name_lookup(name)
+    }
+
+    /// [`Self::units_naming`], with the gates open too: for a filter that both modes apply
+    /// (a name written in the code is the only way to construct, call or assign what it
+    /// names). A path (`a.b.Psp`, `x::Psp`) is looked for by its last segment; what is not a
+    /// name at all may be anywhere.
+    pub fn units_writing_name(&self, name: &str) -> Vec<usize> {
+        let last = name.rsplit(['.', ':']).next().unwrap_or(name);
+        let is_name = !last.is_empty()
+            && last
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+        if !is_name || crate::lex::MADE_UP_NAMES.contains(&last) {
+            return (0..self.units.len()).collect();
+        }
+        self.name_lookup(last)
+    }
+
+    /// The units whose code writes `name` or may spell it with escapes, in order.
+    fn name_lookup(&self, name: &str) -> Vec<usize> {
         let mut out: Vec<usize> = self
             .names
             .get(name)
@@ -1524,6 +1551,20 @@ mod tests {
         let calls = p.calls_named("charge");
         assert_eq!(calls.len(), 1);
         assert_eq!(calls[0].0.unit, 0);
+        // The filter both modes apply: a path by its last name, what is no name everywhere,
+        // and the same with the gates open.
+        let mut p = p;
+        for open in [false, true] {
+            if open {
+                p.open_gates();
+                assert_eq!(p.units_naming("log"), [0, 1, 2, 3, 4, 5]);
+            }
+            assert_eq!(p.units_writing_name("charge"), [0, 2]);
+            assert_eq!(p.units_writing_name("a.b.log"), [1, 2]);
+            assert_eq!(p.units_writing_name("x::log"), [1, 2]);
+            assert_eq!(p.units_writing_name("List<A>"), [0, 1, 2, 3, 4, 5]);
+            assert_eq!(p.units_writing_name("invoke"), [0, 1, 2, 3, 4, 5]);
+        }
     }
 
     #[test]

@@ -75,10 +75,10 @@ fn codes_and_reason(rest: &str) -> (Vec<String>, Option<String>) {
 /// Comment directives of one file.
 fn comment_directives(src: &SourceFile) -> Vec<Directive> {
     let mut out = Vec::new();
-    if !src.text.contains("idemlint:ignore") {
+    if !src.text().contains("idemlint:ignore") {
         return out;
     }
-    for (i, line) in src.text.lines().enumerate() {
+    for (i, line) in src.text().lines().enumerate() {
         let Some(at) = line.find("idemlint:ignore") else {
             continue;
         };
@@ -193,7 +193,7 @@ pub fn apply(project: &Project, findings: Vec<Finding>, selection: &Selection) -
     let load = |u: usize| {
         let unit = &project.units[u];
         let mut d = comment_directives(&unit.src);
-        if unit.src.text.contains("idemlint:") {
+        if unit.may_hold_directives() {
             d.extend(annotation_directives(unit.facts(), &unit.src));
         }
         d
@@ -224,7 +224,7 @@ pub fn apply(project: &Project, findings: Vec<Finding>, selection: &Selection) -
         // Files with no findings were never looked at: scan them for suppressions too.
         let ds = match ds {
             Some(ds) => ds,
-            None if project.units[u].src.text.contains("idemlint:") => load(u),
+            None if project.units[u].may_hold_directives() => load(u),
             None => continue,
         };
         let path = &project.units[u].src.path;

@@ -178,9 +178,9 @@ impl<'a, 'p> Clients<'a, 'p> {
         found.filter(|r| is_value(r))
     }
 
-    /// The units whose text mentions `name`: only they can construct, call or assign it.
-    fn mentioning<'s>(&'s self, name: &'s str) -> impl Iterator<Item = usize> + 's {
-        (0..self.p.units.len()).filter(move |&u| self.p.units[u].src.text.contains(name))
+    /// The units whose code writes `name`: only they can construct, call or assign it.
+    fn mentioning(&self, name: &str) -> impl Iterator<Item = usize> + use<> {
+        self.p.units_writing_name(name).into_iter()
     }
 
     fn spend(&self, depth: u32, out: &[Region]) -> bool {

@@ -22,7 +22,7 @@ impl SourceCode for Src {
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
         self.0
-            .text
+            .text()
             .read_span(span, context_lines_before, context_lines_after)
     }
 }

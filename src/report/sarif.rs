@@ -171,7 +171,7 @@ fn result(
         .collect();
     let hashes = line_hashes
         .entry(f.file)
-        .or_insert_with(|| fingerprint::line_hashes(&src.text));
+        .or_insert_with(|| fingerprint::line_hashes(src.text()));
     let mut partial = json!({"idemlint/v1": fp});
     if let Some(h) = hashes.get(&f.start.line) {
         partial["primaryLocationLineHash"] = Value::from(h.clone());

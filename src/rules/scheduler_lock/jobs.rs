@@ -962,9 +962,12 @@ impl<'p> Coord<'p> {
     /// (`org.quartz.jobStore.isClustered = true`)?
     fn quartz_clustered(&self) -> bool {
         let prop = &self.cat.coord.schedulers.quartz_clustered_property;
-        for unit in &self.p.units {
-            // What is looked for below is in the file's text.
-            if !(unit.src.text.contains(prop.as_str()) || unit.src.text.contains("Clustered")) {
+        // What is looked for below is written in the file: the property in a string literal,
+        // `Clustered` in a call's name.
+        let in_strings = crate::needles::Needles::new([prop.as_str()]);
+        let naming = self.p.units_naming_any(|n| n.contains("Clustered"));
+        for (u, unit) in self.p.units.iter().enumerate() {
+            if !(naming[u] || self.p.units_with_strings_holding_one(u, &in_strings)) {
                 continue;
             }
             for func in unit.facts().functions.iter() {
