@@ -28,6 +28,7 @@ pub mod lang;
 pub mod lex;
 pub mod literals;
 pub mod methods;
+pub mod name_map;
 pub mod needles;
 pub mod outbound;
 pub mod outline;

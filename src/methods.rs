@@ -3,16 +3,18 @@
 //! one list of (owner, method), instead of a map of owners per method name: on the bench
 //! corpus that map took 34 MB for 106,000 methods.
 
+use crate::facts::Text;
 use crate::hash::HashMap;
+use crate::name_map::NameMap;
 
 /// Methods (`M`: the project's function reference) by name and owner name.
 pub struct Methods<M> {
     /// Owner name -> its id.
-    ids: HashMap<String, u32>,
+    ids: HashMap<Text, u32>,
     /// Id -> owner name.
-    owners: Vec<String>,
-    /// Method name -> (owner id, method), by owner id, then in the order they were added.
-    by_name: HashMap<String, Vec<(u32, M)>>,
+    owners: Vec<Text>,
+    /// Method name -> (owner id, method), by owner id, then in the order they were given.
+    by_name: NameMap<(u32, M)>,
 }
 
 impl<M> Default for Methods<M> {
@@ -20,39 +22,35 @@ impl<M> Default for Methods<M> {
         Methods {
             ids: HashMap::default(),
             owners: Vec::new(),
-            by_name: HashMap::default(),
+            by_name: NameMap::default(),
         }
     }
 }
 
 impl<M: Copy> Methods<M> {
-    /// Files method `r`, named `name`, under owner type `owner`.
-    pub fn push(&mut self, name: &str, owner: &str, r: M) {
-        let id = match self.ids.get(owner) {
-            Some(&id) => id,
-            None => {
-                let id = self.owners.len() as u32;
-                self.ids.insert(owner.to_string(), id);
-                self.owners.push(owner.to_string());
-                id
-            }
-        };
-        match self.by_name.get_mut(name) {
-            Some(v) => v.push((id, r)),
-            None => {
-                self.by_name.insert(name.to_string(), vec![(id, r)]);
-            }
+    /// The methods of `entries`: (method name, owner type name, method).
+    pub fn build<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str, M)>) -> Methods<M> {
+        let mut ids: HashMap<Text, u32> = HashMap::default();
+        let mut owners: Vec<Text> = Vec::new();
+        let mut by_name = NameMap::build(entries.into_iter().map(|(name, owner, r)| {
+            let id = match ids.get(owner) {
+                Some(&id) => id,
+                None => {
+                    let id = owners.len() as u32;
+                    ids.insert(Text::from(owner), id);
+                    owners.push(Text::from(owner));
+                    id
+                }
+            };
+            (name, (id, r))
+        }));
+        by_name.sort_each_by_key(|&(id, _)| id);
+        owners.shrink_to_fit();
+        Methods {
+            ids,
+            owners,
+            by_name,
         }
-    }
-
-    /// Orders each name's list by owner (keeping the order methods were added in per owner);
-    /// called once every method is in.
-    pub fn finish(&mut self) {
-        for v in self.by_name.values_mut() {
-            v.sort_by_key(|&(id, _)| id);
-            v.shrink_to_fit();
-        }
-        self.owners.shrink_to_fit();
     }
 
     /// The methods named `name` of owner `owner`, in the order they were added.
@@ -92,12 +90,12 @@ mod tests {
     #[test]
     fn methods_by_name_and_owner() {
         let f = |unit: usize, f: usize| (unit, f);
-        let mut m = Methods::default();
-        m.push("run", "Job", f(0, 1));
-        m.push("run", "Task", f(1, 0));
-        m.push("run", "Job", f(2, 3));
-        m.push("stop", "Job", f(0, 2));
-        m.finish();
+        let m = Methods::build([
+            ("run", "Job", f(0, 1)),
+            ("run", "Task", f(1, 0)),
+            ("run", "Job", f(2, 3)),
+            ("stop", "Job", f(0, 2)),
+        ]);
         let on = |name, owner| m.on(name, owner).iter().map(|x| x.1).collect::<Vec<_>>();
         assert_eq!(on("run", "Job"), [f(0, 1), f(2, 3)]);
         assert_eq!(on("run", "Task"), [f(1, 0)]);

@@ -110,8 +110,7 @@ impl Unit {
     /// writes such a name)? A file whose escapes may spell any name may.
     pub fn may_call_with_args(&self, pred: impl Fn(&str) -> bool) -> bool {
         self.escapes
-            || crate::lex::lex(self.lang, self.src.text())
-                .may_call_with_args(self.src.text(), pred)
+            || crate::lex::lex(self.lang, self.src.text()).may_call_with_args(self.src.text(), pred)
     }
 
     /// Its imports, as the facts write them (from the outline: no parse).
@@ -156,11 +155,11 @@ pub struct TypeRef {
 /// Project-wide lookups, built once after all files are lowered.
 #[derive(Default)]
 pub struct Index {
-    fns_by_name: HashMap<String, Vec<FnRef>>,
+    fns_by_name: crate::name_map::NameMap<FnRef>,
     /// Methods by name and owner type simple name; a companion object's methods are also
     /// filed under the enclosing type.
     methods: crate::methods::Methods<FnRef>,
-    types_by_name: HashMap<String, Vec<TypeRef>>,
+    types_by_name: crate::name_map::NameMap<TypeRef>,
     /// Simple name -> every string literal a field/constant of that name is initialised with.
     constants: HashMap<String, Vec<String>>,
     /// Simple name -> constants it is initialised from (`A = B`, `A = from_static(B)`).
@@ -218,9 +217,9 @@ pub struct Project {
     subtype_pos: HashMap<String, HashMap<String, usize>>,
     /// Field or file-level binding name -> where it is declared: (unit, owning type or `None`
     /// for a file-level binding, index in that list).
-    fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>>,
+    fields_by_name: crate::name_map::NameMap<(usize, Option<TypeId>, usize)>,
     /// Identifier -> the units whose code writes it.
-    names: HashMap<Text, Vec<u32>>,
+    names: crate::name_map::NameMap<u32>,
     /// Units that may spell a name through `\u` escapes: they may hold any name.
     any_name: Vec<u32>,
     /// `--exhaustive`: every file may hold anything (the name index and needles say yes).
@@ -237,11 +236,7 @@ pub struct Project {
 impl Project {
     pub fn new(mut units: Vec<Unit>) -> Project {
         let (names, any_name) = name_index(&mut units);
-        let mut index = Index::default();
-        for (u, unit) in units.iter().enumerate() {
-            index.add_unit(u, unit.decls());
-        }
-        index.methods.finish();
+        let index = Index::build(&units);
         let children = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let lambda_names = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let unit_calls = units.iter().map(|_| std::sync::OnceLock::new()).collect();
@@ -263,26 +258,27 @@ impl Project {
             any_name,
             gates_open: false,
             calls_by_name: Default::default(),
-            fields_by_name: HashMap::default(),
+            fields_by_name: Default::default(),
         };
-        let mut fields_by_name: HashMap<String, Vec<(usize, Option<TypeId>, usize)>> =
-            HashMap::default();
-        for (u, unit) in project.units.iter().enumerate() {
-            for (i, b) in unit.decls().globals.iter().enumerate() {
-                fields_by_name
-                    .entry(b.name.clone())
-                    .or_default()
-                    .push((u, None, i));
-            }
-            for (t, ty) in unit.decls().types.iter().enumerate() {
-                for (i, b) in ty.fields.iter().enumerate() {
-                    fields_by_name
-                        .entry(b.name.clone())
-                        .or_default()
-                        .push((u, Some(t), i));
-                }
-            }
-        }
+        let fields_by_name = crate::name_map::NameMap::build(
+            project.units.iter().enumerate().flat_map(|(u, unit)| {
+                let decls = unit.decls();
+                let globals = decls
+                    .globals
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, b)| (b, None, i));
+                let fields = decls.types.iter().enumerate().flat_map(|(t, ty)| {
+                    ty.fields
+                        .iter()
+                        .enumerate()
+                        .map(move |(i, b)| (b, Some(t), i))
+                });
+                globals
+                    .chain(fields)
+                    .map(move |(b, t, i)| (b.name.as_str(), (u, t, i)))
+            }),
+        );
         project.fields_by_name = fields_by_name;
         project.supers = (0..project.units.len())
             .into_par_iter()
@@ -542,11 +538,7 @@ impl Project {
     /// How many project functions are named `name` (any arity).
     /// Project types with this simple name.
     pub fn types_named(&self, name: &str) -> &[TypeRef] {
-        self.index
-            .types_by_name
-            .get(name)
-            .map(|v| v.as_slice())
-            .unwrap_or(&[])
+        self.index.types_by_name.named(name)
     }
 
     /// Every field and file-level binding called `name`: (unit, binding).
@@ -625,11 +617,7 @@ impl Project {
 
     /// Every named (non-lambda) project function called `name`.
     pub fn fns_named(&self, name: &str) -> &[FnRef] {
-        self.index
-            .fns_by_name
-            .get(name)
-            .map(|v| v.as_slice())
-            .unwrap_or(&[])
+        self.index.fns_by_name.named(name)
     }
 
     /// Does file `u` import something under one of `prefixes` (`okhttp3`, `org.jobrunr`)?
@@ -784,7 +772,7 @@ impl Project {
     }
 
     pub fn count_named(&self, name: &str) -> usize {
-        self.index.fns_by_name.get(name).map_or(0, Vec::len)
+        self.index.fns_by_name.named(name).len()
     }
 
     /// String values a constant named `name` is declared with anywhere in the project.
@@ -1076,7 +1064,7 @@ impl Project {
             out.iter_mut().for_each(|x| *x = true);
             return out;
         }
-        let hits: Vec<&Vec<u32>> = self
+        let hits: Vec<&[u32]> = self
             .names
             .par_iter()
             .filter(|(n, _)| pred(n))
@@ -1196,43 +1184,64 @@ impl Index {
         self.const_aliases.iter()
     }
 
-    /// Files one unit's functions (`by_name`: its named functions, from [`fns_by_name_in`]),
-    /// types and constants, from its declarations.
-    fn add_unit(&mut self, u: usize, decls: &crate::decls::Decls) {
-        for (i, f) in decls.functions.iter().enumerate() {
-            let (name, r) = (f.name.as_str(), FnRef { unit: u, f: i });
-            push_to(&mut self.fns_by_name, name, r);
-            if let Some(ty) = f.owner.and_then(|o| decls.types.get(o)) {
-                let mut owners: Vec<&str> =
-                    ty.name.as_deref().map(simple_name).into_iter().collect();
-                if ty.kind == crate::facts::TypeKind::Object
-                    && let Some(parent) = ty
-                        .parent
-                        .and_then(|p| decls.types.get(p))
-                        .and_then(|p| p.name.as_deref())
-                {
-                    owners.push(simple_name(parent));
-                }
-                for owner in owners {
-                    self.methods.push(name, owner, r);
-                }
+    /// The index of `units`' declarations.
+    fn build(units: &[Unit]) -> Index {
+        let fns = || {
+            units.iter().enumerate().flat_map(|(u, unit)| {
+                let decls = unit.decls();
+                decls
+                    .functions
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, f)| (decls, f, FnRef { unit: u, f: i }))
+            })
+        };
+        let mut index = Index {
+            fns_by_name: crate::name_map::NameMap::build(
+                fns().map(|(_, f, r)| (f.name.as_str(), r)),
+            ),
+            // A method is filed under its type; a companion object's also under the type
+            // enclosing it.
+            methods: crate::methods::Methods::build(fns().flat_map(|(decls, f, r)| {
+                let ty = f.owner.and_then(|o| decls.types.get(o));
+                let own = ty.and_then(|t| t.name.as_deref());
+                let enclosing = ty
+                    .filter(|t| t.kind == crate::facts::TypeKind::Object)
+                    .and_then(|t| t.parent)
+                    .and_then(|p| decls.types.get(p))
+                    .and_then(|p| p.name.as_deref());
+                [own, enclosing]
+                    .into_iter()
+                    .flatten()
+                    .map(move |o| (f.name.as_str(), simple_name(o), r))
+            })),
+            types_by_name: crate::name_map::NameMap::build(units.iter().enumerate().flat_map(
+                |(u, unit)| {
+                    unit.decls()
+                        .types
+                        .iter()
+                        .enumerate()
+                        .filter_map(move |(i, t)| {
+                            let name = t.name.as_deref()?;
+                            Some((simple_name(name), TypeRef { unit: u, t: i }))
+                        })
+                },
+            )),
+            constants: HashMap::default(),
+            const_aliases: HashMap::default(),
+        };
+        for unit in units {
+            let decls = unit.decls();
+            for b in decls
+                .types
+                .iter()
+                .flat_map(|t| &t.fields)
+                .chain(&decls.globals)
+            {
+                index.add_constant(b);
             }
         }
-        for (i, t) in decls.types.iter().enumerate() {
-            if let Some(name) = &t.name {
-                push_to(
-                    &mut self.types_by_name,
-                    simple_name(name),
-                    TypeRef { unit: u, t: i },
-                );
-            }
-            for b in &t.fields {
-                self.add_constant(b);
-            }
-        }
-        for b in &decls.globals {
-            self.add_constant(b);
-        }
+        index
     }
 
     fn add_constant(&mut self, b: &crate::decls::DeclField) {
@@ -1250,25 +1259,20 @@ impl Index {
 
 /// Identifier -> units writing it, from each unit's names (which it takes), and the units
 /// whose `\u` escapes may spell any name.
-fn name_index(units: &mut [Unit]) -> (HashMap<Text, Vec<u32>>, Vec<u32>) {
-    let mut index: HashMap<Text, Vec<u32>> = HashMap::default();
+fn name_index(units: &mut [Unit]) -> (crate::name_map::NameMap<u32>, Vec<u32>) {
+    let index = crate::name_map::NameMap::build(units.iter().enumerate().flat_map(|(u, unit)| {
+        unit.names
+            .split('\n')
+            .filter(|n| !n.is_empty())
+            .map(move |n| (n, u as u32))
+    }));
     let mut any = Vec::new();
     for (u, unit) in units.iter_mut().enumerate() {
-        let names = std::mem::take(&mut unit.names);
-        for n in names.split('\n').filter(|n| !n.is_empty()) {
-            match index.get_mut(n) {
-                Some(v) => v.push(u as u32),
-                None => {
-                    index.insert(Text::from(n), vec![u as u32]);
-                }
-            }
-        }
+        unit.names = Box::default();
         if unit.escapes {
             any.push(u as u32);
         }
     }
-    // Most names are in one or a few files: a list's spare capacity would outweigh it.
-    index.values_mut().for_each(Vec::shrink_to_fit);
     (index, any)
 }
 

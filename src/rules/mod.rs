@@ -188,9 +188,10 @@ fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     let t = f();
     if crate::timings_enabled() {
         eprintln!(
-            "timing:   {what} {:.3} s ({} files parsed so far)",
+            "timing:   {what} {:.3} s ({} files parsed so far{})",
             clock.elapsed().as_secs_f64(),
-            crate::conform::parses_so_far()
+            crate::conform::parses_so_far(),
+            crate::timing_memory()
         );
     }
     t
