@@ -96,7 +96,7 @@ fn conform_types(facts: &mut FileFacts, decls: &Decls) -> bool {
 fn stub_type(decls: &Decls, i: usize) -> TypeDecl {
     let t = &decls.types[i];
     TypeDecl {
-        name: t.name.clone(),
+        name: t.name.as_deref().map(String::from),
         kind: t.kind,
         supertypes: t.supertypes.clone(),
         annotations: Vec::new(),

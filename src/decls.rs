@@ -6,7 +6,7 @@
 //! types the facts hold: the `i`-th declared function is `FnId` `i`, the `i`-th type `TypeId`
 //! `i`.
 
-use crate::facts::{FileFacts, Lang, TypeId, TypeKind};
+use crate::facts::{FileFacts, Lang, Text, TypeId, TypeKind};
 use crate::outline::{Constant, FieldDecl, FnDecl, Outlined, TyDecl};
 
 /// One file's declarations, in the facts' order.
@@ -19,12 +19,37 @@ pub struct Decls {
     /// File-level bindings (Kotlin top-level properties, Rust `const`s and `static`s).
     pub globals: Vec<DeclField>,
     /// Imports as the facts write them (`java.util.*`, `x.Y as Z`, `std::sync::Arc`).
-    pub imports: Vec<String>,
+    pub imports: Imports,
+}
+
+/// A file's imports, in order, kept in one string (a file has dozens; each its own string
+/// was 5 MB of the bench corpus's declarations).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Imports(Box<str>);
+
+impl Imports {
+    pub fn of<S: AsRef<str>>(imports: &[S]) -> Imports {
+        let joined: Vec<&str> = imports.iter().map(|i| i.as_ref()).collect();
+        Imports(joined.join("\n").into_boxed_str())
+    }
+
+    /// Each import, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + Clone {
+        self.0.split('\n').filter(|i| !i.is_empty())
+    }
+}
+
+impl<'a> IntoIterator for &'a Imports {
+    type Item = &'a str;
+    type IntoIter = std::iter::Filter<std::str::Split<'a, char>, fn(&&'a str) -> bool>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.split('\n').filter(|i| !i.is_empty())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeclFn {
-    pub name: String,
+    pub name: Text,
     /// The type it is a member of.
     pub owner: Option<TypeId>,
     /// Parameters, not counting a Rust method's `self`.
@@ -38,7 +63,7 @@ pub struct DeclFn {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeclType {
     /// `None` for an anonymous class; a Rust impl's self type.
-    pub name: Option<String>,
+    pub name: Option<Text>,
     pub kind: TypeKind,
     /// The enclosing type.
     pub parent: Option<TypeId>,
@@ -49,7 +74,7 @@ pub struct DeclType {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeclField {
-    pub name: String,
+    pub name: Text,
     /// It has an initialiser (`= ..`, an enum constant's arguments).
     pub has_init: bool,
     /// The string or constant name it is initialised with, as the index files it.
@@ -80,7 +105,7 @@ impl Decls {
         imports: &[S],
     ) -> Decls {
         let field = |f: &FieldDecl| DeclField {
-            name: f.name.to_string(),
+            name: Text::from(f.name.as_ref()),
             has_init: f.has_init,
             constant: f.constant.as_ref().map(|c| match c {
                 Constant::Str(s) => Constant::Str(s.to_string().into()),
@@ -91,7 +116,7 @@ impl Decls {
             functions: functions
                 .iter()
                 .map(|f| DeclFn {
-                    name: f.name.to_string(),
+                    name: Text::from(f.name.as_ref()),
                     owner: f.owner_type,
                     params: f.arity - usize::from(f.has_self && f.arity > 0),
                     varargs: f.varargs,
@@ -101,7 +126,7 @@ impl Decls {
             types: types
                 .iter()
                 .map(|t| DeclType {
-                    name: t.name.map(str::to_string),
+                    name: t.name.map(Text::from),
                     kind: t.kind,
                     parent: t.parent,
                     supertypes: t.supertypes.iter().map(|s| s.to_string()).collect(),
@@ -109,7 +134,7 @@ impl Decls {
                 })
                 .collect(),
             globals: globals.iter().map(field).collect(),
-            imports: imports.iter().map(|i| i.as_ref().to_string()).collect(),
+            imports: Imports::of(imports),
         }
     }
 }

@@ -37,7 +37,8 @@ pub struct Unit {
     escapes: bool,
     /// Its text holds `idemlint:` (it may hold a suppression).
     directives: bool,
-    parse: std::sync::OnceLock<crate::decls::Parse>,
+    /// (Boxed: most units are never parsed.)
+    parse: std::sync::OnceLock<Box<crate::decls::Parse>>,
     /// A test source (`src/test/**`, `*Test.java`, `tests/**`), checked with `--include-tests`.
     pub is_test: bool,
 }
@@ -69,7 +70,7 @@ impl Unit {
             names: Box::default(),
             escapes: false,
             directives: false,
-            parse: std::sync::OnceLock::from(crate::decls::Parse::default()),
+            parse: std::sync::OnceLock::from(Box::default()),
             is_test,
         }
     }
@@ -114,7 +115,7 @@ impl Unit {
     }
 
     /// Its imports, as the facts write them (from the outline: no parse).
-    pub fn imports(&self) -> &[String] {
+    pub fn imports(&self) -> &crate::decls::Imports {
         &self.decls.imports
     }
 
@@ -126,13 +127,18 @@ impl Unit {
 
     /// Its parse, done now if not before.
     pub fn parsed(&self) -> &crate::decls::Parse {
-        self.parse
-            .get_or_init(|| crate::conform::parse(self.lang, self.src.text(), &self.decls))
+        self.parse.get_or_init(|| {
+            Box::new(crate::conform::parse(
+                self.lang,
+                self.src.text(),
+                &self.decls,
+            ))
+        })
     }
 
     /// Its parse, if some analysis asked for it.
     pub fn parse_if_done(&self) -> Option<&crate::decls::Parse> {
-        self.parse.get()
+        self.parse.get().map(|p| &**p)
     }
 }
 

@@ -179,7 +179,7 @@ const NO_INTERCEPTORS: &[&str] = &[];
 fn chain_family(
     chain: &[&Expr],
     lang: crate::facts::Lang,
-    imports: &[String],
+    imports: &crate::decls::Imports,
 ) -> Option<&'static [&'static str]> {
     if lang == crate::facts::Lang::Rust {
         let ureq = imports
