@@ -216,11 +216,11 @@ pub struct Project {
     /// Per unit: its build module root and module path ([`module_root`] of its path).
     roots: Vec<Option<(String, String)>>,
     /// Per unit and type: simple names of all supertypes, transitively.
-    supers: Vec<Vec<Vec<String>>>,
+    supers: Vec<Vec<Vec<Text>>>,
     /// Supertype simple name -> simple names of project types below it, transitively.
-    subtypes: HashMap<String, Vec<String>>,
+    subtypes: HashMap<Text, Vec<Text>>,
     /// The same, as subtype -> position in that list (for types with many subtypes).
-    subtype_pos: HashMap<String, HashMap<String, usize>>,
+    subtype_pos: HashMap<Text, HashMap<Text, usize>>,
     /// Field or file-level binding name -> where it is declared: (unit, owning type or `None`
     /// for a file-level binding, index in that list).
     fields_by_name: crate::name_map::NameMap<(usize, Option<TypeId>, usize)>,
@@ -241,8 +241,15 @@ pub struct Project {
 
 impl Project {
     pub fn new(mut units: Vec<Unit>) -> Project {
-        let (names, any_name) = name_index(&mut units);
-        let index = Index::build(&units);
+        // The three tables read only the units: built side by side.
+        let ((names, any_name), (index, fields_by_name)) = rayon::join(
+            || name_index(&units),
+            || rayon::join(|| Index::build(&units), || fields_by_name(&units)),
+        );
+        // The name index has taken the units' names.
+        for unit in &mut units {
+            unit.names = Box::default();
+        }
         let children = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let lambda_names = units.iter().map(|_| std::sync::OnceLock::new()).collect();
         let unit_calls = units.iter().map(|_| std::sync::OnceLock::new()).collect();
@@ -264,37 +271,17 @@ impl Project {
             any_name,
             gates_open: false,
             calls_by_name: Default::default(),
-            fields_by_name: Default::default(),
+            fields_by_name,
         };
-        let fields_by_name = crate::name_map::NameMap::build(
-            project.units.iter().enumerate().flat_map(|(u, unit)| {
-                let decls = unit.decls();
-                let globals = decls
-                    .globals
-                    .iter()
-                    .enumerate()
-                    .map(move |(i, b)| (b, None, i));
-                let fields = decls.types.iter().enumerate().flat_map(|(t, ty)| {
-                    ty.fields
-                        .iter()
-                        .enumerate()
-                        .map(move |(i, b)| (b, Some(t), i))
-                });
-                globals
-                    .chain(fields)
-                    .map(move |(b, t, i)| (b.name.as_str(), (u, t, i)))
-            }),
-        );
-        project.fields_by_name = fields_by_name;
         project.supers = (0..project.units.len())
             .into_par_iter()
             .map(|u| {
                 (0..project.units[u].decls().types.len())
                     .map(|t| {
-                        let mut out: Vec<String> = Vec::new();
+                        let mut out: Vec<Text> = Vec::new();
                         for (s, _, _) in project.supertype_origins(TypeRef { unit: u, t }) {
-                            if !out.contains(&s) {
-                                out.push(s);
+                            if !out.iter().any(|o| *o == s) {
+                                out.push(Text::from(s));
                             }
                         }
                         out
@@ -302,7 +289,7 @@ impl Project {
                     .collect()
             })
             .collect();
-        let mut subtypes: HashMap<String, Vec<String>> = HashMap::default();
+        let mut subtypes: HashMap<Text, Vec<Text>> = HashMap::default();
         for (u, unit) in project.units.iter().enumerate() {
             for (t, ty) in unit.decls().types.iter().enumerate() {
                 let Some(name) = ty.name.as_deref().map(simple_name) else {
@@ -311,13 +298,15 @@ impl Project {
                 for sup in &project.supers[u][t] {
                     let v = subtypes.entry(sup.clone()).or_default();
                     if !v.iter().any(|x| x == name) {
-                        v.push(name.to_string());
+                        v.push(Text::from(name));
                     }
                 }
             }
         }
+        // Asked only of a type with more subtypes than owners of a method (at least one).
         project.subtype_pos = subtypes
             .iter()
+            .filter(|(_, v)| v.len() > 1)
             .map(|(k, v)| {
                 let pos = v.iter().enumerate().map(|(i, s)| (s.clone(), i)).collect();
                 (k.clone(), pos)
@@ -395,7 +384,7 @@ impl Project {
         if owners == 0 {
             return out;
         }
-        let subs: &[String] = self.subtypes.get(ty).map_or(&[], |v| v.as_slice());
+        let subs: &[Text] = self.subtypes.get(ty).map_or(&[], |v| v.as_slice());
         let mut add = |v: &[(u32, FnRef)]| {
             for &(_, r) in v {
                 if self.arity_ok(r, arity) && !out.contains(&r) {
@@ -742,8 +731,8 @@ impl Project {
                 .flatten()
             {
                 for s in self.all_supertypes(t) {
-                    if !types.contains(s) {
-                        types.push(s.clone());
+                    if !types.iter().any(|x| x == s) {
+                        types.push(s.to_string());
                     }
                 }
             }
@@ -857,7 +846,7 @@ impl Project {
 
     /// Simple names of all supertypes of a type, following project classes transitively
     /// (`class StripeKeys : BaseKeyInterceptor()` where the base implements `Interceptor`).
-    pub fn all_supertypes(&self, r: TypeRef) -> &[String] {
+    pub fn all_supertypes(&self, r: TypeRef) -> &[Text] {
         self.supers
             .get(r.unit)
             .and_then(|u| u.get(r.t))
@@ -1263,23 +1252,41 @@ impl Index {
     }
 }
 
-/// Identifier -> units writing it, from each unit's names (which it takes), and the units
+/// Identifier -> units writing it, from each unit's names, and the units
 /// whose `\u` escapes may spell any name.
-fn name_index(units: &mut [Unit]) -> (crate::name_map::NameMap<u32>, Vec<u32>) {
+fn name_index(units: &[Unit]) -> (crate::name_map::NameMap<u32>, Vec<u32>) {
     let index = crate::name_map::NameMap::build(units.iter().enumerate().flat_map(|(u, unit)| {
         unit.names
             .split('\n')
             .filter(|n| !n.is_empty())
             .map(move |n| (n, u as u32))
     }));
-    let mut any = Vec::new();
-    for (u, unit) in units.iter_mut().enumerate() {
-        unit.names = Box::default();
-        if unit.escapes {
-            any.push(u as u32);
-        }
-    }
+    let any = (0..units.len() as u32)
+        .filter(|&u| units[u as usize].escapes)
+        .collect();
     (index, any)
+}
+
+/// Field or file-level binding name -> where it is declared: (unit, owning type or `None` for
+/// a file-level binding, index in that list).
+fn fields_by_name(units: &[Unit]) -> crate::name_map::NameMap<(usize, Option<TypeId>, usize)> {
+    crate::name_map::NameMap::build(units.iter().enumerate().flat_map(|(u, unit)| {
+        let decls = unit.decls();
+        let globals = decls
+            .globals
+            .iter()
+            .enumerate()
+            .map(move |(i, b)| (b, None, i));
+        let fields = decls.types.iter().enumerate().flat_map(|(t, ty)| {
+            ty.fields
+                .iter()
+                .enumerate()
+                .map(move |(i, b)| (b, Some(t), i))
+        });
+        globals
+            .chain(fields)
+            .map(move |(b, t, i)| (b.name.as_str(), (u, t, i)))
+    }))
 }
 
 /// `map[key].push(v)`, allocating the key only when it is new.

@@ -904,7 +904,8 @@ impl<'p> Coord<'p> {
                                 || self
                                     .p
                                     .all_supertypes(crate::project::TypeRef { unit: f.unit, t: o })
-                                    .contains(&key.1)
+                                    .iter()
+                                    .any(|s| *s == key.1)
                         })
                     })
                     .collect();

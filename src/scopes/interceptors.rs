@@ -65,7 +65,7 @@ fn template_methods(
             }
             let supers = p.all_supertypes(TypeRef { unit: u, t });
             for b in bases {
-                if b.ty == (TypeRef { unit: u, t }) || !supers.contains(&b.name) {
+                if b.ty == (TypeRef { unit: u, t }) || !supers.iter().any(|s| *s == b.name) {
                     continue;
                 }
                 let e = b.scope.entry;
