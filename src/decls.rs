@@ -144,8 +144,8 @@ pub struct Lexical {
     pub decls: Decls,
     /// Its string literals (quotes included), in order.
     pub literals: crate::literals::Literals,
-    /// The identifiers in its code (not in comments or string literals), each once, sorted,
-    /// one per line: every name its facts can hold but the made-up ones
+    /// The identifiers in its code (not in comments or string literals), each once, in the
+    /// order first written, one per line: every name its facts can hold but the made-up ones
     /// ([`crate::lex::MADE_UP_NAMES`]).
     pub names: Box<str>,
     /// Its code (outside comments and literals) writes a Java `\u` escape, which may spell a
@@ -158,9 +158,15 @@ pub struct Lexical {
 pub fn declared(lang: Lang, text: &str) -> Lexical {
     let lexed = crate::lex::lex(lang, text);
     let decls = Decls::of_outline(&crate::outline::outline(lang, text, &lexed.tokens));
-    let mut names: Vec<&str> = lexed.idents.clone();
-    names.sort_unstable();
-    names.dedup();
+    // Each once, in the order first written (hashing them is cheaper than sorting them).
+    let mut seen: crate::hash::HashSet<&str> = crate::hash::HashSet::default();
+    seen.reserve(lexed.idents.len() / 2);
+    let names: Vec<&str> = lexed
+        .idents
+        .iter()
+        .copied()
+        .filter(|n| seen.insert(n))
+        .collect();
     Lexical {
         decls,
         names: names.join("\n").into_boxed_str(),
