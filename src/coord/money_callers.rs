@@ -308,7 +308,13 @@ fn money_evidence(co: &Coord, u: usize) -> Evidence {
                 if co.is_sdk_money_call(receiver, name, args) {
                     positions.push((e.span.start, REAL_BUDGET));
                 } else if co.is_money_call(receiver, name, args) {
-                    positions.push((e.span.start, NAME_BUDGET));
+                    // The walk judges a call by its name only when no function it may run
+                    // has a body (`Coord::call_event`); one that does is evidence only if it
+                    // reaches money itself, and then its callers are found from it.
+                    let (targets, _) = co.flow.call_targets_agree(at, receiver, name, args);
+                    if !targets.iter().any(|&t| p.body_and_owner(t).0) {
+                        positions.push((e.span.start, NAME_BUDGET));
+                    }
                 }
             }
         });
@@ -423,6 +429,44 @@ mod tests {
         // Off (`--exhaustive`): everything passes.
         let open = MoneyGate::open();
         assert!(open.may_reach(named(&p, "unrelated")) && !open.is_empty());
+    }
+
+    /// A call named like money is evidence by its name only when no function it may run has
+    /// a body, as the walk judges it: `Location.capture()` runs the project's own `capture`,
+    /// which moves no money, so its caller is not read; a project `capture` that charges
+    /// makes its callers members from its own evidence.
+    #[test]
+    fn a_money_name_that_runs_a_project_body_is_judged_by_the_body() {
+        let p = project(&[
+            (
+                "Location.java",
+                "class Location { static Location capture() { return new Location(); } }",
+            ),
+            (
+                "Real.java",
+                "class Real { void capture(String id) { stripe.charges().create(params(id)); } }",
+            ),
+            (
+                "Job.java",
+                "class Job {\n\
+                 void tick() { Location.capture(); }\n\
+                 void go(Real r) { r.capture(\"x\"); }\n\
+                 void external(Gateway g) { g.capture(\"x\"); }\n}",
+            ),
+        ]);
+        let cat = Catalog::builtin();
+        let flows = crate::flow::Caches::default();
+        let co = Coord::new(&p, cat, &flows, Arc::new(crate::coord::Shared::default()));
+        let gate = co.money_gate();
+        let is_money = |f: FnRef| matches!(co.reach_fn(f), crate::coord::Reach::Money { .. });
+        let tick = named(&p, "tick");
+        assert!(!is_money(tick) && !gate.may_reach(tick));
+        for n in ["go", "external"] {
+            assert!(
+                is_money(named(&p, n)) && gate.may_reach(named(&p, n)),
+                "{n}"
+            );
+        }
     }
 
     /// An SDK money method's name is evidence only beside an SDK type or service: a file that
