@@ -230,6 +230,13 @@ pub struct Money {
     /// one of these words in its name, none of `port_never`.
     pub port_words: Vec<String>,
     pub port_never: Vec<String>,
+    /// A call on a receiver whose name holds one of these words (any case) moves no money.
+    #[serde(default)]
+    pub not_receiver_words: Vec<String>,
+    /// A call on a receiver whose declared or constructed type (simple name) is one of these
+    /// moves no money.
+    #[serde(default)]
+    pub not_receiver_types: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, Clone)]

@@ -648,7 +648,7 @@ impl<'p> Coord<'p> {
         if self.is_sdk_money_call(receiver, name, args) {
             return Some(self.money(at, e.span, Vec::new()));
         }
-        if self.is_money_call(receiver, name, args)
+        if self.is_money_call(at, receiver, name, args)
             && !self.field_accessor(at, receiver, name, args.len())
         {
             // A money-like name on a fluent chain of the project's own methods
@@ -984,6 +984,7 @@ impl<'p> Coord<'p> {
     /// A money-moving call the analysis cannot look into: an SDK call, or by its name.
     pub fn is_money_call(
         &self,
+        at: FnRef,
         receiver: Option<&Expr>,
         name: &str,
         args: &[crate::facts::Arg],
@@ -993,14 +994,7 @@ impl<'p> Coord<'p> {
             // `client.charges()`: an accessor.
             return false;
         }
-        // Mockito's `argumentCaptor.capture()`.
-        if receiver
-            .and_then(|r| r.path_text())
-            .is_some_and(|p| p.to_ascii_lowercase().contains("captor"))
-        {
-            return false;
-        }
-        self.is_sdk_money_call(receiver, name, args) || {
+        let money = self.is_sdk_money_call(receiver, name, args) || {
             // Builder setters (`Metadata.builder().chargeAmount(..)`) set fields.
             let mut cur = receiver.map(super::syntax::peel);
             let mut builder = false;
@@ -1023,7 +1017,26 @@ impl<'p> Coord<'p> {
                 }
             }
             !builder && is_money_name(self.cat, name)
-        }
+        };
+        money && !receiver.is_some_and(|r| self.never_moves_money(at, r))
+    }
+
+    /// Is `receiver` one on which no call moves money (Mockito's `argumentCaptor`, by its name
+    /// or its declared type: the catalogue's `not_receiver_words` and `not_receiver_types`)?
+    fn never_moves_money(&self, at: FnRef, receiver: &Expr) -> bool {
+        let m = &self.cat.coord.money;
+        let named = receiver.path_text().is_some_and(|p| {
+            let p = p.to_ascii_lowercase();
+            m.not_receiver_words
+                .iter()
+                .any(|w| p.contains(&w.to_ascii_lowercase()))
+        });
+        named
+            || (!m.not_receiver_types.is_empty()
+                && self
+                    .flow
+                    .type_in(at, receiver)
+                    .is_some_and(|t| m.not_receiver_types.contains(&t)))
     }
 
     pub(crate) fn is_local_lock_pub(

@@ -307,7 +307,7 @@ fn money_evidence(co: &Coord, u: usize) -> Evidence {
                 let receiver = receiver.as_deref();
                 if co.is_sdk_money_call(receiver, name, args) {
                     positions.push((e.span.start, REAL_BUDGET));
-                } else if co.is_money_call(receiver, name, args) {
+                } else if co.is_money_call(at, receiver, name, args) {
                     // The walk judges a call by its name only when no function it may run
                     // has a body (`Coord::call_event`); one that does is evidence only if it
                     // reaches money itself, and then its callers are found from it.
