@@ -227,6 +227,12 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
             let shared = Arc::new(Shared::new(timed("POST sites", || {
                 crate::coord::Coord::find_posts(ctx.p, ctx.cat, ctx.flows, &interceptors)
             })));
+            // IDEM004 starts from the money gate and IDEM005 asks it too. Built here, before
+            // they run side by side, rather than by one while the other's thread waits for it
+            // (a rayon thread blocked on it takes no part in the gate's parallel parses).
+            if want(Rule::SchedulerLock) {
+                coord(&shared).money_gate();
+            }
             rayon::join(
                 || {
                     let mut scheduler = Vec::new();
