@@ -35,7 +35,7 @@ impl Imports {
 
     /// Each import, in order.
     pub fn iter(&self) -> impl Iterator<Item = &str> + Clone {
-        self.0.split('\n').filter(|i| !i.is_empty())
+        self.into_iter()
     }
 }
 

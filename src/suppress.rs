@@ -136,7 +136,7 @@ fn annotation_directives(facts: &FileFacts, src: &SourceFile) -> Vec<Directive> 
                 collect_strings(&arg.value, &mut strings);
             }
             for s in strings {
-                let Some(rest) = s.strip_prefix("idemlint:") else {
+                let Some(rest) = s.strip_prefix(crate::project::DIRECTIVE_MARKER) else {
                     continue;
                 };
                 let (codes, reason) = codes_and_reason(rest);
