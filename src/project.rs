@@ -39,6 +39,8 @@ pub struct Unit {
     directives: bool,
     /// (Boxed: most units are never parsed.)
     parse: std::sync::OnceLock<Box<crate::decls::Parse>>,
+    /// Some thread has started its parse.
+    parsing: std::sync::atomic::AtomicBool,
     /// A test source (`src/test/**`, `*Test.java`, `tests/**`), checked with `--include-tests`.
     pub is_test: bool,
 }
@@ -56,6 +58,7 @@ impl Unit {
             src,
             lang,
             parse: std::sync::OnceLock::new(),
+            parsing: Default::default(),
             is_test,
         }
     }
@@ -71,6 +74,7 @@ impl Unit {
             escapes: false,
             directives: false,
             parse: std::sync::OnceLock::from(Box::default()),
+            parsing: Default::default(),
             is_test,
         }
     }
@@ -127,6 +131,17 @@ impl Unit {
 
     /// Its parse, done now if not before.
     pub fn parsed(&self) -> &crate::decls::Parse {
+        if let Some(p) = self.parse.get() {
+            return p;
+        }
+        // A rayon thread that finds another parsing this file runs other waiting work
+        // meanwhile instead of blocking (a blocked thread takes no part in the parallel loops
+        // the other thread may be in). With nothing else to run, or outside rayon, it waits
+        // for the parse (or, should that parse have panicked, parses the file itself).
+        if self.parsing.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            while self.parse.get().is_none() && rayon::yield_now() == Some(rayon::Yield::Executed) {
+            }
+        }
         self.parse.get_or_init(|| {
             Box::new(crate::conform::parse(
                 self.lang,
@@ -1534,6 +1549,37 @@ mod tests {
             .unwrap();
         let (has_body, owner) = p.body_and_owner(m);
         assert!(has_body && p.type_name(2, owner.unwrap()) == Some("A"));
+    }
+
+    /// Threads asking for one file's parse at once share one parse: those that find it under
+    /// way run other work or wait, and all get the same facts.
+    #[test]
+    fn one_parse_shared_by_threads_asking_at_once() {
+        use rayon::prelude::*;
+        let body: String = (0..400)
+            .map(|i| format!("void f{i}() {{ g(); }}\n"))
+            .collect();
+        let p = super::parsed(&[
+            ("A.java", &format!("class A {{\n{body}}}")),
+            ("B.java", "class B { void h() {} }"),
+        ]);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let seen: Vec<usize> = pool.install(|| {
+            (0..64)
+                .into_par_iter()
+                .map(|i| {
+                    let u = &p.units[i % 2];
+                    std::ptr::from_ref(u.parsed()) as usize
+                })
+                .collect()
+        });
+        for i in 2..64 {
+            assert_eq!(seen[i], seen[i % 2], "{i}");
+        }
+        assert_eq!(p.units[0].facts().functions.len(), 400);
     }
 
     /// The name index holds the names a file's code writes, not those of its comments; a
