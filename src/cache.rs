@@ -29,7 +29,7 @@ use std::sync::Arc;
 pub const DIR_NAME: &str = ".idemlint_cache";
 
 /// Bumped when the entry format changes (old entries are then misses).
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// Where the cache lives for a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -71,12 +71,13 @@ enum Input {
         what: &'static str,
         path: PathBuf,
         hash: u128,
+        text: String,
     },
     Line(String),
 }
 
 /// A file's content hash as last seen, with the metadata that vouches for it.
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 struct Seen {
     path: PathBuf,
     size: u64,
@@ -85,10 +86,72 @@ struct Seen {
     hash: u128,
 }
 
-/// The fingerprint of a run, and what was seen of each file to make it.
+/// A file the entry's run knew only by its outline ([`crate::Report::outline_only`]): its
+/// content hash then, and the digest of its outline.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+struct Outlined {
+    path: PathBuf,
+    hash: u128,
+    digest: u128,
+}
+
+/// The digest of a file's outline from its bytes ([`crate::project::outline_digest`]), or
+/// `None` where the run would not outline it (not text, too large).
+pub type DigestOf<'a> = &'a (dyn Fn(&Path, &[u8]) -> Option<u128> + Sync);
+
+/// One input as hashed.
+enum Line {
+    Plain(String),
+    /// A file on disk. `digest`: its outline's, for a file the last run knew only by its
+    /// outline (it then counts by that, not by its content).
+    File {
+        what: &'static str,
+        path: PathBuf,
+        hash: u128,
+        digest: Option<u128>,
+    },
+}
+
+/// The inputs of a run as hashed, and what was seen of each file to hash it.
 struct Fingerprinted {
-    fingerprint: String,
+    head: String,
+    lines: Vec<Line>,
     seen: Vec<Seen>,
+}
+
+impl Fingerprinted {
+    /// The fingerprint, counting a file by its outline's digest where `by_outline` gives one
+    /// and by its content otherwise.
+    fn render(&self, by_outline: impl Fn(&Path, Option<u128>) -> Option<u128>) -> String {
+        let mut text = self.head.clone();
+        for line in &self.lines {
+            match line {
+                Line::Plain(l) => text.push_str(l),
+                Line::File {
+                    what,
+                    path,
+                    hash,
+                    digest,
+                } => text.push_str(&match by_outline(path, *digest) {
+                    Some(d) => format!("{what} {} outline {d:032x}", path.display()),
+                    None => format!("{what} {} {hash:032x}", path.display()),
+                }),
+            }
+            text.push('\n');
+        }
+        format!("{:032x}", hash128(text.as_bytes()))
+    }
+
+    /// The fingerprint as the last run's entry keyed it: a file it knew only by its outline
+    /// counts by that outline.
+    fn as_last_run_keyed(&self) -> String {
+        self.render(|_, digest| digest)
+    }
+
+    /// The fingerprint of a run that knew `outline_only` files only by their outlines.
+    fn keyed_by(&self, outline_only: &crate::hash::HashMap<&Path, u128>) -> String {
+        self.render(|path, _| outline_only.get(path).copied())
+    }
 }
 
 /// A file modified this close to the moment it was looked at may change again within the same
@@ -135,6 +198,7 @@ impl Inputs {
             what,
             path: path.to_path_buf(),
             hash: hash128(text.as_bytes()),
+            text: text.to_string(),
         });
     }
 
@@ -144,8 +208,15 @@ impl Inputs {
     }
 
     /// Hashes every input; a file whose size and modification time match `previous` (and were
-    /// not racy when seen) keeps the hash recorded there without being read.
-    fn fingerprint(&self, previous: &[Seen]) -> Fingerprinted {
+    /// not racy when seen) keeps the hash recorded there without being read. A file in
+    /// `outlined` gets its outline's digest: the one recorded there while its content is the
+    /// same, else one made now by `digest_of`.
+    fn fingerprint(
+        &self,
+        previous: &[Seen],
+        outlined: &[Outlined],
+        digest_of: DigestOf,
+    ) -> Fingerprinted {
         use rayon::prelude::*;
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -153,69 +224,100 @@ impl Inputs {
             .unwrap_or(0);
         let known: crate::hash::HashMap<&Path, &Seen> =
             previous.iter().map(|s| (s.path.as_path(), s)).collect();
-        let lines: Vec<(String, Option<Seen>)> = self
-            .items
-            .par_iter()
-            .map(|item| match item {
-                Input::Line(l) => (l.clone(), None),
-                Input::Text { what, path, hash } => {
-                    (format!("{what} {} {hash:032x}", path.display()), None)
-                }
-                Input::Disk { what, path } => {
-                    let Ok(meta) = std::fs::metadata(path) else {
-                        return (format!("{what} {} unreadable", path.display()), None);
-                    };
-                    let modified = modified_nanos(&meta).unwrap_or(0);
-                    let hash = match known.get(path.as_path()) {
-                        Some(s) if s.size == meta.len() && s.modified == modified => Some(s.hash),
-                        _ => std::fs::read(path).ok().map(|b| hash128(&b)),
-                    };
-                    let Some(hash) = hash else {
-                        return (format!("{what} {} unreadable", path.display()), None);
-                    };
-                    let seen =
-                        (modified != 0 && now.saturating_sub(modified) > RACY_NANOS).then(|| {
-                            Seen {
+        let outlined: crate::hash::HashMap<&Path, &Outlined> =
+            outlined.iter().map(|o| (o.path.as_path(), o)).collect();
+        let lines: Vec<(Line, Option<Seen>)> =
+            self.items
+                .par_iter()
+                .map(|item| match item {
+                    Input::Line(l) => (Line::Plain(l.clone()), None),
+                    // A buffer counts as the file would with that text: a saved buffer reuses
+                    // the result.
+                    Input::Text {
+                        what,
+                        path,
+                        hash,
+                        text,
+                    } => {
+                        let digest =
+                            outlined
+                                .get(path.as_path())
+                                .and_then(|o| match o.hash == *hash {
+                                    true => Some(o.digest),
+                                    false => digest_of(path, text.as_bytes()),
+                                });
+                        let line = Line::File {
+                            what,
+                            path: path.clone(),
+                            hash: *hash,
+                            digest,
+                        };
+                        (line, None)
+                    }
+                    Input::Disk { what, path } => {
+                        let unreadable = || {
+                            (
+                                Line::Plain(format!("{what} {} unreadable", path.display())),
+                                None,
+                            )
+                        };
+                        let Ok(meta) = std::fs::metadata(path) else {
+                            return unreadable();
+                        };
+                        let modified = modified_nanos(&meta).unwrap_or(0);
+                        let last = outlined.get(path.as_path());
+                        let (hash, digest) = match known.get(path.as_path()) {
+                            Some(s) if s.size == meta.len() && s.modified == modified => {
+                                (s.hash, last.filter(|o| o.hash == s.hash).map(|o| o.digest))
+                            }
+                            _ => {
+                                let Ok(bytes) = std::fs::read(path) else {
+                                    return unreadable();
+                                };
+                                let hash = hash128(&bytes);
+                                let digest = last.and_then(|o| match o.hash == hash {
+                                    true => Some(o.digest),
+                                    false => digest_of(path, &bytes),
+                                });
+                                (hash, digest)
+                            }
+                        };
+                        let seen = (modified != 0 && now.saturating_sub(modified) > RACY_NANOS)
+                            .then(|| Seen {
                                 path: path.clone(),
                                 size: meta.len(),
                                 modified,
                                 hash,
-                            }
-                        });
-                    (format!("{what} {} {hash:032x}", path.display()), seen)
-                }
-            })
-            .collect();
-        let mut text = self.head.clone();
-        let mut seen = Vec::new();
-        for (line, s) in lines {
-            text.push_str(&line);
-            text.push('\n');
-            seen.extend(s);
-        }
+                            });
+                        let line = Line::File {
+                            what,
+                            path: path.clone(),
+                            hash,
+                            digest,
+                        };
+                        (line, seen)
+                    }
+                })
+                .collect();
+        let (lines, seen): (Vec<Line>, Vec<Option<Seen>>) = lines.into_iter().unzip();
         Fingerprinted {
-            fingerprint: format!("{:032x}", hash128(text.as_bytes())),
-            seen,
+            head: self.head.clone(),
+            lines,
+            seen: seen.into_iter().flatten().collect(),
         }
     }
 }
 
-/// 128 bits of two fixed-seed foldhash passes: stable for one build (the build is part of
-/// every fingerprint), enough that two inputs never share a key by accident.
+/// A file's or a text's content hash (see [`crate::hash::digest128`]).
 fn hash128(bytes: &[u8]) -> u128 {
-    use std::hash::{BuildHasher, Hasher};
-    let half = |seed: u64| {
-        let mut h = foldhash::quality::FixedState::with_seed(seed).build_hasher();
-        h.write(bytes);
-        h.finish()
-    };
-    (u128::from(half(0x1de3_11a7)) << 64) | u128::from(half(0x5eed_cafe))
+    crate::hash::digest128(bytes)
 }
 
 #[derive(Serialize, Deserialize)]
 struct Entry {
     fingerprint: String,
     seen: Vec<Seen>,
+    outlined: Vec<Outlined>,
     checked: Vec<PathBuf>,
     findings: Vec<CachedFinding>,
     suppressed: Vec<CachedFinding>,
@@ -304,20 +406,49 @@ impl Cache {
 
     /// The remembered result for these inputs, if there is one and every file it quotes
     /// still reads; otherwise what [`Cache::store`] needs. `overrides` supply the text of files
-    /// that are not on disk as analysed.
+    /// that are not on disk as analysed. A file the remembered run knew only by its outline
+    /// counts by that outline: an edit that leaves it as it was reuses the result.
     pub fn load(
         &self,
         slot: &str,
         inputs: &Inputs,
         overrides: &[(PathBuf, String)],
         rule_levels: Vec<(&'static str, crate::config::Level)>,
+        digest_of: DigestOf,
     ) -> Result<(Report, Vec<PathBuf>), Miss> {
         let entry: Option<Entry> = std::fs::read(self.entry_path(slot))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
-        let fp = inputs.fingerprint(entry.as_ref().map_or(&[][..], |e| &e.seen));
+        let fp = match &entry {
+            Some(e) => inputs.fingerprint(&e.seen, &e.outlined, digest_of),
+            None => inputs.fingerprint(&[], &[], digest_of),
+        };
         match entry {
-            Some(e) if e.fingerprint == fp.fingerprint => {
+            Some(mut e) if e.fingerprint == fp.as_last_run_keyed() => {
+                // A file edited without changing its outline: remember its new content, so the
+                // next run need not outline it again.
+                let outlined: Vec<Outlined> = fp
+                    .lines
+                    .iter()
+                    .filter_map(|l| match l {
+                        Line::File {
+                            path,
+                            hash,
+                            digest: Some(digest),
+                            ..
+                        } => Some(Outlined {
+                            path: path.clone(),
+                            hash: *hash,
+                            digest: *digest,
+                        }),
+                        _ => None,
+                    })
+                    .collect();
+                if outlined != e.outlined || fp.seen != e.seen {
+                    e.outlined = outlined;
+                    e.seen = fp.seen.clone();
+                    self.write(slot, &e);
+                }
                 rebuild(e, overrides, rule_levels).ok_or(Miss(fp))
             }
             _ => Err(Miss(fp)),
@@ -328,9 +459,27 @@ impl Cache {
     /// run analyses again.
     pub fn store(&self, slot: &str, miss: Miss, report: &Report) {
         let Miss(fp) = miss;
+        let outline_only: crate::hash::HashMap<&Path, u128> = report
+            .outline_only
+            .iter()
+            .map(|(p, d)| (p.as_path(), *d))
+            .collect();
+        let outlined = fp
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                Line::File { path, hash, .. } => Some(Outlined {
+                    path: path.clone(),
+                    hash: *hash,
+                    digest: *outline_only.get(path.as_path())?,
+                }),
+                Line::Plain(_) => None,
+            })
+            .collect();
         let entry = Entry {
-            fingerprint: fp.fingerprint,
+            fingerprint: fp.keyed_by(&outline_only),
             seen: fp.seen,
+            outlined,
             checked: report.checked_paths.clone(),
             findings: report.findings.iter().map(|f| cached(report, f)).collect(),
             suppressed: report
@@ -342,7 +491,12 @@ impl Cache {
             notices: report.notices.clone(),
             suppression_warnings: report.suppression_warnings.clone(),
         };
-        let Ok(bytes) = serde_json::to_vec(&entry) else {
+        self.write(slot, &entry);
+    }
+
+    /// Writes an entry atomically (a temporary file renamed into place).
+    fn write(&self, slot: &str, entry: &Entry) {
+        let Ok(bytes) = serde_json::to_vec(entry) else {
             return;
         };
         if std::fs::create_dir_all(&self.dir).is_err() {
@@ -439,6 +593,8 @@ mod tests {
     use super::*;
     use std::time::{Duration, SystemTime};
 
+    const NO_DIGEST: DigestOf = &|_, _| None;
+
     fn aged(p: &Path, text: &str, age: u64) {
         std::fs::write(p, text).unwrap();
         let f = std::fs::File::options().write(true).open(p).unwrap();
@@ -459,7 +615,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let a = d.path().join("A.java");
         aged(&a, "class A {}", 3600);
-        let first = inputs(d.path(), &[&a]).fingerprint(&[]);
+        let first = inputs(d.path(), &[&a]).fingerprint(&[], &[], NO_DIGEST);
         assert_eq!(
             first.seen.len(),
             1,
@@ -467,25 +623,28 @@ mod tests {
         );
         // The same content with another modification time: the same fingerprint.
         aged(&a, "class A {}", 60);
-        let touched = inputs(d.path(), &[&a]).fingerprint(&first.seen);
-        assert_eq!(touched.fingerprint, first.fingerprint);
+        let touched = inputs(d.path(), &[&a]).fingerprint(&first.seen, &[], NO_DIGEST);
+        assert_eq!(touched.as_last_run_keyed(), first.as_last_run_keyed());
         // Other content: another fingerprint.
         aged(&a, "class B {}", 60);
-        let edited = inputs(d.path(), &[&a]).fingerprint(&touched.seen);
-        assert_ne!(edited.fingerprint, first.fingerprint);
+        let edited = inputs(d.path(), &[&a]).fingerprint(&touched.seen, &[], NO_DIGEST);
+        assert_ne!(edited.as_last_run_keyed(), first.as_last_run_keyed());
         // Settings and buffers are part of it too.
         let mut other = Inputs::new(d.path(), "other settings");
         other.file("src", &a);
-        assert_ne!(other.fingerprint(&[]).fingerprint, edited.fingerprint);
+        assert_ne!(
+            other.fingerprint(&[], &[], NO_DIGEST).as_last_run_keyed(),
+            edited.as_last_run_keyed()
+        );
         // An editor's buffer counts by its text: the file's own text is the same input (so a
         // saved buffer reuses the result), other text is not.
         let buffer = |text: &str| {
             let mut b = inputs(d.path(), &[]);
             b.text("src", &a, text);
-            b.fingerprint(&[]).fingerprint
+            b.fingerprint(&[], &[], NO_DIGEST).as_last_run_keyed()
         };
-        assert_eq!(buffer("class B {}"), edited.fingerprint);
-        assert_ne!(buffer("class C {}"), edited.fingerprint);
+        assert_eq!(buffer("class B {}"), edited.as_last_run_keyed());
+        assert_ne!(buffer("class C {}"), edited.as_last_run_keyed());
     }
 
     #[test]
@@ -493,13 +652,15 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let a = d.path().join("A.java");
         std::fs::write(&a, "class A {}").unwrap();
-        let fp = inputs(d.path(), &[&a]).fingerprint(&[]);
+        let fp = inputs(d.path(), &[&a]).fingerprint(&[], &[], NO_DIGEST);
         assert!(fp.seen.is_empty(), "modified within {RACY_NANOS} ns");
         // So a later edit in the same clock tick is still seen: the file is hashed again.
         std::fs::write(&a, "class B {}").unwrap();
         assert_ne!(
-            inputs(d.path(), &[&a]).fingerprint(&fp.seen).fingerprint,
-            fp.fingerprint
+            inputs(d.path(), &[&a])
+                .fingerprint(&fp.seen, &[], NO_DIGEST)
+                .as_last_run_keyed(),
+            fp.as_last_run_keyed()
         );
     }
 
@@ -514,12 +675,13 @@ mod tests {
             files_checked: 1,
             ..Report::default()
         };
-        let Err(miss) = cache.load("slot", &inputs(d.path(), &[&a]), &[], Vec::new()) else {
+        let Err(miss) = cache.load("slot", &inputs(d.path(), &[&a]), &[], Vec::new(), NO_DIGEST)
+        else {
             panic!("an empty cache answered");
         };
         cache.store("slot", miss, &report);
         let (back, checked) = cache
-            .load("slot", &inputs(d.path(), &[&a]), &[], Vec::new())
+            .load("slot", &inputs(d.path(), &[&a]), &[], Vec::new(), NO_DIGEST)
             .ok()
             .expect("a stored entry is read back");
         assert_eq!(checked, vec![a.clone()]);
@@ -527,14 +689,91 @@ mod tests {
         // Another slot, or other inputs, miss.
         assert!(
             cache
-                .load("other", &inputs(d.path(), &[&a]), &[], Vec::new())
+                .load(
+                    "other",
+                    &inputs(d.path(), &[&a]),
+                    &[],
+                    Vec::new(),
+                    NO_DIGEST
+                )
                 .is_err()
         );
         aged(&a, "class Changed {}", 3600);
         assert!(
             cache
-                .load("slot", &inputs(d.path(), &[&a]), &[], Vec::new())
+                .load("slot", &inputs(d.path(), &[&a]), &[], Vec::new(), NO_DIGEST)
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_file_the_run_knew_only_by_its_outline_counts_by_it() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("A.java"), d.path().join("B.java"));
+        aged(&a, "class A { void run() { pay(); } }", 3600);
+        aged(&b, "class B { int n() { return 1; } }", 3600);
+        let outlines = AtomicUsize::new(0);
+        let digest_of = |p: &Path, bytes: &[u8]| {
+            outlines.fetch_add(1, Ordering::Relaxed);
+            let lang = crate::facts::Lang::from_path(p)?;
+            Some(crate::project::outline_digest(
+                lang,
+                std::str::from_utf8(bytes).ok()?,
+            ))
+        };
+        let cache = Cache::new(d.path().join(DIR_NAME));
+        let load = || {
+            cache.load(
+                "slot",
+                &inputs(d.path(), &[&a, &b]),
+                &[],
+                Vec::new(),
+                &digest_of,
+            )
+        };
+        // The run opened A (a finding points into it) and knew B by its outline only.
+        let report = Report {
+            checked_paths: vec![a.clone(), b.clone()],
+            files_checked: 2,
+            outline_only: vec![(
+                b.clone(),
+                digest_of(&b, b"class B { int n() { return 1; } }").unwrap(),
+            )],
+            ..Report::default()
+        };
+        let Err(miss) = load() else {
+            panic!("an empty cache answered");
+        };
+        cache.store("slot", miss, &report);
+        assert!(load().is_ok());
+        // B edited, its outline the same (a comment, another number): the result stands. B
+        // is outlined once to know it, and its new content is remembered.
+        aged(&b, "class B { int n() { return 2; } } // two", 60);
+        outlines.store(0, Ordering::Relaxed);
+        assert!(load().is_ok(), "an edit that leaves B's outline as it was");
+        assert_eq!(outlines.load(Ordering::Relaxed), 1);
+        assert!(load().is_ok());
+        assert_eq!(
+            outlines.load(Ordering::Relaxed),
+            1,
+            "the entry was brought up to date"
+        );
+        // An editor's buffer of B with the same outline: the same.
+        let mut buffer = inputs(d.path(), &[&a]);
+        buffer.text("src", &b, "class B { int n() { return 3; } }");
+        assert!(
+            cache
+                .load("slot", &buffer, &[], Vec::new(), &digest_of)
+                .is_ok()
+        );
+        // B's outline changed (a method added): analysed again.
+        aged(&b, "class B { int n() { return 2; } void pay() {} }", 60);
+        assert!(load().is_err());
+        // A, which the run opened, counts by its content: a comment is a change.
+        aged(&b, "class B { int n() { return 2; } } // two", 60);
+        assert!(load().is_ok());
+        aged(&a, "class A { void run() { pay(); } } // now", 60);
+        assert!(load().is_err());
     }
 }

@@ -10,7 +10,7 @@ use crate::facts::{FileFacts, Lang, Text, TypeId, TypeKind};
 use crate::outline::{Constant, FieldDecl, FnDecl, Outlined, TyDecl};
 
 /// One file's declarations, in the facts' order.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Decls {
     /// Declared (named, non-lambda) functions.
     pub functions: Vec<DeclFn>,
@@ -24,7 +24,7 @@ pub struct Decls {
 
 /// A file's imports, in order, kept in one string (a file has dozens; each its own string
 /// was 5 MB of the bench corpus's declarations).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Imports(Box<str>);
 
 impl Imports {
@@ -47,7 +47,7 @@ impl<'a> IntoIterator for &'a Imports {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DeclFn {
     pub name: Text,
     /// The type it is a member of.
@@ -60,7 +60,7 @@ pub struct DeclFn {
     pub has_body: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DeclType {
     /// `None` for an anonymous class; a Rust impl's self type.
     pub name: Option<Text>,
@@ -72,7 +72,7 @@ pub struct DeclType {
     pub fields: Vec<DeclField>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct DeclField {
     pub name: Text,
     /// It has an initialiser (`= ..`, an enum constant's arguments).
@@ -140,6 +140,7 @@ impl Decls {
 }
 
 /// What the lexical pass keeps of a file: its declarations and what the evidence gates read.
+#[derive(Hash)]
 pub struct Lexical {
     pub decls: Decls,
     /// Its string literals (quotes included), in order.

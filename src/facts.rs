@@ -116,7 +116,7 @@ pub struct FileFacts {
     pub syntax_errors: Vec<Span>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TypeKind {
     Class,
     Interface,

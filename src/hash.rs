@@ -6,3 +6,12 @@
 
 pub type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
 pub type HashSet<T> = std::collections::HashSet<T, foldhash::fast::FixedState>;
+
+/// 128 bits of two fixed-seed foldhash passes over `value`: the same for the same value in
+/// one build, and wide enough that two values never share one by accident (the cache keys
+/// files and results by it).
+pub fn digest128<T: std::hash::Hash + ?Sized>(value: &T) -> u128 {
+    use std::hash::BuildHasher;
+    let half = |seed: u64| foldhash::quality::FixedState::with_seed(seed).hash_one(value);
+    (u128::from(half(0x1de3_11a7)) << 64) | u128::from(half(0x5eed_cafe))
+}

@@ -159,6 +159,10 @@ pub struct Report {
     /// Directories inside the scope of a [`lint_project`] run that hold a configuration file of
     /// their own: each is a project of its own, left out of this run, still to be checked.
     pub subprojects: Vec<PathBuf>,
+    /// The files the run knew only by their outline, with its digest
+    /// ([`project::Unit::outline_only`]): the cache keys them by it, so an edit that leaves a
+    /// file's outline as it was reuses the result.
+    pub outline_only: Vec<(PathBuf, u128)>,
 }
 
 impl Report {
@@ -402,7 +406,24 @@ fn run_cached(
     for e in &walk_errors {
         inputs.line(format!("walk-error {} {}", e.path.display(), e.message));
     }
-    match cache.load(&slot, &inputs, overrides, rule_levels(&opts.config)) {
+    // A file's outline as the run would read it from these bytes.
+    let digest_of = |path: &Path, bytes: &[u8]| {
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return None;
+        }
+        let text = decode_source(path, bytes.to_vec()).ok()?;
+        Some(project::outline_digest(
+            facts::Lang::from_path(path)?,
+            &text,
+        ))
+    };
+    match cache.load(
+        &slot,
+        &inputs,
+        overrides,
+        rule_levels(&opts.config),
+        &digest_of,
+    ) {
         Ok((mut report, checked)) => {
             report.checked_paths = checked;
             report
@@ -641,6 +662,15 @@ fn read_source(path: &Path) -> Result<String, ToolError> {
     };
     let bytes = std::fs::read(path)
         .map_err(|e| err(format!("cannot read: {}", discover::io_message(&e))))?;
+    decode_source(path, bytes)
+}
+
+/// A file's bytes as UTF-8 text; binary or undecodable files are tool errors.
+fn decode_source(path: &Path, bytes: Vec<u8>) -> Result<String, ToolError> {
+    let err = |message: String| ToolError {
+        path: path.to_path_buf(),
+        message,
+    };
     if looks_binary(&bytes[..bytes.len().min(8192)]) {
         return Err(err("cannot decode: binary file (contains NUL bytes)".into()));
     }
@@ -830,6 +860,22 @@ fn finish(
     report
         .notices
         .extend(project.units.iter().flat_map(parse_notices));
+    // What the run learnt of a file it never opened is its outline (a file a finding points
+    // into was opened to find it).
+    let mut opened = vec![false; project.units.len()];
+    for (f, _) in &all {
+        opened[f.unit] = true;
+        for l in &f.labels {
+            opened[l.unit] = true;
+        }
+    }
+    report.outline_only = project
+        .units
+        .iter()
+        .zip(&opened)
+        .filter(|(_, opened)| !**opened)
+        .filter_map(|(u, _)| Some((u.src.path.clone(), u.outline_only()?)))
+        .collect();
     // A file read again that changed meanwhile read as empty: what it holds is not known.
     report.errors.extend(project.units.iter().filter_map(|u| {
         u.src.read_back_error().map(|why| ToolError {

@@ -3,7 +3,7 @@
 //! outlined.
 
 /// The string literals of one file (quotes included), in order.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Hash)]
 pub struct Literals {
     /// Each literal as written, followed by a line feed.
     text: Box<str>,

@@ -173,7 +173,7 @@ pub struct FieldDecl<'a> {
 }
 
 /// A constant's initialiser as the project index reads it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Constant<'a> {
     /// A string literal (decoded), or one wrapped in a call of
     /// [`crate::constants::CONST_WRAPPERS`] (`HeaderName::from_static("k")`).

@@ -37,6 +37,8 @@ pub struct Unit {
     escapes: bool,
     /// Its text holds `idemlint:` (it may hold a suppression).
     directives: bool,
+    /// The digest of all the above ([`outline_digest`]).
+    digest: u128,
     /// (Boxed: most units are never parsed.)
     parse: std::sync::OnceLock<Box<crate::decls::Parse>>,
     /// Some thread has started its parse.
@@ -48,13 +50,14 @@ pub struct Unit {
 impl Unit {
     /// A file read: outlined now, parsed on demand.
     pub fn new(src: SourceFile, lang: Lang, is_test: bool) -> Unit {
-        let lexical = crate::decls::declared(lang, src.text());
+        let (lexical, directives, digest) = outlined(lang, src.text());
         Unit {
             decls: lexical.decls,
             literals: lexical.literals,
             names: lexical.names,
             escapes: lexical.escapes,
-            directives: src.text().contains(DIRECTIVE_MARKER),
+            directives,
+            digest,
             src,
             lang,
             parse: std::sync::OnceLock::new(),
@@ -73,10 +76,18 @@ impl Unit {
             names: Box::default(),
             escapes: false,
             directives: false,
+            digest: 0,
             parse: std::sync::OnceLock::from(Box::default()),
             parsing: Default::default(),
             is_test,
         }
+    }
+
+    /// The digest of its outline if that is all the run learnt of it: its text was let go and
+    /// never read again, and it was never parsed. Another text with the same digest would
+    /// have given the run the same answers.
+    pub fn outline_only(&self) -> Option<u128> {
+        (self.src.released_unread() && self.parse.get().is_none()).then_some(self.digest)
     }
 
     /// May it hold a suppression (its text holds [`DIRECTIVE_MARKER`])?
@@ -155,6 +166,24 @@ impl Unit {
     pub fn parse_if_done(&self) -> Option<&crate::decls::Parse> {
         self.parse.get().map(|p| &**p)
     }
+}
+
+/// What a unit keeps of `text` before any parse: its outline, whether it may hold a
+/// suppression, and their digest.
+fn outlined(lang: Lang, text: &str) -> (crate::decls::Lexical, bool, u128) {
+    let lexical = crate::decls::declared(lang, text);
+    let directives = text.contains(DIRECTIVE_MARKER);
+    let digest = crate::hash::digest128(&(&lexical, directives));
+    (lexical, directives, digest)
+}
+
+/// The digest of everything a run learns of `text` (a file in `lang`) when it never parses
+/// it nor reads it again ([`Unit::outline_only`]): its declarations, identifiers and string
+/// literals, whether it writes a `\u` escape or a suppression marker. An edit that leaves it
+/// the same (a comment, a changed number, code moved within a body) changes no answer about
+/// any other file.
+pub fn outline_digest(lang: Lang, text: &str) -> u128 {
+    outlined(lang, text).2
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

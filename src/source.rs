@@ -64,6 +64,11 @@ impl SourceFile {
         }
     }
 
+    /// Its text was let go and has not been read again.
+    pub fn released_unread(&self) -> bool {
+        self.released.is_some() && self.text.get().is_none()
+    }
+
     fn read_back(&self) -> String {
         let Some((len, hash)) = self.released else {
             return String::new();

@@ -213,3 +213,91 @@ fn concurrent_runs_agree_and_leave_one_good_entry() {
         want
     );
 }
+
+/// Did the run analyse (rather than read its result from the cache)? A run that analyses says
+/// how long reading the files took when asked for its timings.
+fn analysed(o: &std::process::Output) -> bool {
+    stderr(o).contains("files read and parsed in")
+}
+
+fn timed(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_idemlint"))
+        .args(["check", "--format", "json"])
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("IDEMLINT_TIMINGS", "1")
+        .output()
+        .unwrap()
+}
+
+/// Sets a file's text, dated a minute back (not so recent that its date cannot vouch for it).
+fn edit(p: &Path, text: &str) {
+    std::fs::write(p, text).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
+}
+
+#[test]
+fn an_edit_that_leaves_an_unopened_file_as_outlined_reuses_the_result() {
+    let d = fixture_repo("fixtures/java/lock_helper_jdbc");
+    // A file the lock rule has no cause to open: the run learns only its outline.
+    let cents = d.path().join("Cents.java");
+    let text = "package com.example.exports;\n\nfinal class Cents {\n    static String show(long c) {\n        return c / 100 + \".\" + c % 100;\n    }\n}\n";
+    std::fs::write(&cents, text).unwrap();
+    // A file it opens (it takes a lock) and finds nothing in.
+    let stable = d.path().join("Stable.java");
+    let stable_text = "package com.example.exports;\n\nimport java.sql.Connection;\n\nclass Stable {\n    private final ExportLocks locks;\n\n    Stable(ExportLocks locks) {\n        this.locks = locks;\n    }\n\n    void run(Connection conn) throws Exception {\n        locks.tryAdvisoryLock(conn, \"settlement-export\".hashCode());\n    }\n}\n";
+    std::fs::write(&stable, stable_text).unwrap();
+    for f in source_files(d.path()) {
+        age(&f);
+    }
+    let only = ["--select", "IDEM006"];
+    let cold = timed(d.path(), &only);
+    assert!(analysed(&cold));
+    assert!(
+        stderr(&cold).contains("2 of 3 files parsed"),
+        "{}",
+        stderr(&cold)
+    );
+    let before = codes(&cold);
+    assert_eq!(before.len(), 2, "{before:?}");
+    // A comment and another number: the same outline, so the result is read, not made.
+    edit(
+        &cents,
+        &text
+            .replace("c % 100;", "c % 100; // two digits")
+            .replace("/ 100", "/ 100L"),
+    );
+    let warm = timed(d.path(), &only);
+    assert!(!analysed(&warm), "{}", stderr(&warm));
+    assert_eq!(stdout(&warm), stdout(&cold));
+    // A method added changes the outline: analysed again, with the same findings.
+    let more = text.replace(
+        "    static String show",
+        "    static long of(long c) { return c; }\n    static String show",
+    );
+    edit(&cents, &more);
+    let changed = timed(d.path(), &only);
+    assert!(analysed(&changed));
+    assert_eq!(codes(&changed), before);
+    // A file the run opened counts by its content, findings or not: a comment is a change.
+    edit(&stable, &format!("{stable_text}// reviewed\n"));
+    assert!(analysed(&timed(d.path(), &only)));
+    // So does the file with the findings (its lines moved: the findings say so).
+    let locks = d.path().join("ExportLocks.java");
+    let t = std::fs::read_to_string(&locks).unwrap();
+    edit(&locks, &format!("// reviewed\n{t}"));
+    let commented = timed(d.path(), &only);
+    assert!(analysed(&commented));
+    assert_eq!(codes(&commented), before);
+    assert_ne!(
+        stdout(&commented),
+        stdout(&cold),
+        "the findings moved a line down"
+    );
+}
