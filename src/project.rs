@@ -861,8 +861,22 @@ impl Project {
         self.registrations
             .get_or_init(|| {
                 let calls = crate::registrations::registering_calls(cat);
-                // A registering call's name is written in the code of the file that makes it.
-                let naming = self.units_naming_any(|n| calls.contains(&n));
+                // A registering call's name is written in the code of the file that makes it,
+                // and so is the name of the type it registers (constructed, or the declared
+                // type of what is passed): only a project type below an interceptor's
+                // supertype is ever asked about.
+                let supers: HashSet<&str> = cat
+                    .interceptors
+                    .iter()
+                    .flat_map(|e| &e.supertypes)
+                    .map(String::as_str)
+                    .collect();
+                let types = self.types_below(&supers);
+                let registered = self.units_naming_any(|n| types.contains(n));
+                let mut naming = self.units_naming_any(|n| calls.contains(&n));
+                for (n, r) in naming.iter_mut().zip(registered) {
+                    *n &= r;
+                }
                 let per_unit: Vec<Vec<(String, String)>> = self
                     .units
                     .par_iter()
@@ -896,6 +910,25 @@ impl Project {
             .and_then(|u| u.get(r.t))
             .map(Vec::as_slice)
             .unwrap_or(&[])
+    }
+
+    /// The simple names of the project's named types with one of `supers` among their
+    /// supertypes (transitively, from the declarations: no file is parsed).
+    pub fn types_below(&self, supers: &HashSet<&str>) -> HashSet<&str> {
+        let mut out = HashSet::default();
+        for (u, unit) in self.units.iter().enumerate() {
+            for (t, ty) in unit.decls().types.iter().enumerate() {
+                if let Some(name) = ty.name.as_deref()
+                    && self
+                        .all_supertypes(TypeRef { unit: u, t })
+                        .iter()
+                        .any(|s| supers.contains(s.as_str()))
+                {
+                    out.insert(simple_name(name));
+                }
+            }
+        }
+        out
     }
 
     /// Every supertype of a type, transitively through project types: (simple name, name as
@@ -1092,6 +1125,35 @@ impl Project {
             .collect();
         out.sort_unstable();
         out.dedup();
+        out
+    }
+
+    /// Per unit: which of `words` (at most 128) its code may write, as bits (bit `i` for
+    /// `words[i]`; every bit with the gates open, for a unit whose escapes may spell any name,
+    /// and for a name the facts may make up).
+    pub fn units_naming_which(&self, words: &[&str]) -> Vec<u128> {
+        assert!(words.len() <= 128, "at most 128 words");
+        let all = match words.len() {
+            128 => u128::MAX,
+            n => (1u128 << n) - 1,
+        };
+        if self.gates_open {
+            return vec![all; self.units.len()];
+        }
+        let mut out = vec![0u128; self.units.len()];
+        for (i, w) in words.iter().enumerate() {
+            let bit = 1u128 << i;
+            if crate::lex::MADE_UP_NAMES.contains(w) {
+                out.iter_mut().for_each(|x| *x |= bit);
+                continue;
+            }
+            for &u in self.names.get(w).into_iter().flatten() {
+                out[u as usize] |= bit;
+            }
+        }
+        for &u in &self.any_name {
+            out[u as usize] = all;
+        }
         out
     }
 

@@ -29,15 +29,94 @@ pub fn find(
 ) -> HashMap<FnRef, std::sync::Arc<InterceptorScope>> {
     let mut out = HashMap::default();
     let mut bases = Vec::new();
-    for u in 0..p.units.len() {
+    let may_declare = may_declare(p, cat);
+    for u in (0..p.units.len()).filter(|&u| may_declare[u]) {
         classes(p, cat, u, &mut out, &mut bases);
         lambdas(p, cat, u, &mut out);
     }
-    for u in 0..p.units.len() {
+    // A callback is inferred only where a parameter's type is a request: its code writes
+    // that type's name.
+    let inf = &cat.inferred_interceptor;
+    let may_infer = p.units_naming_any(|n| is_request_type(inf, n));
+    for u in (0..p.units.len()).filter(|&u| may_infer[u]) {
         inferred_callbacks(p, cat, u, &mut out);
     }
-    template_methods(p, &bases, &mut out);
+    template_methods(p, &bases, &may_declare, &mut out);
     out
+}
+
+/// Per unit: may it declare an interceptor (a class, a registered or typed lambda, an
+/// annotated filter, a subclass of one)? Each of those writes names the catalogue lists, as
+/// [`classes`], [`lambdas`] and [`annotated`] match them: an entry's supertype, SAM
+/// constructor or class annotation; or one of its registration calls together with a receiver
+/// hint and a chain hint where the entry has them. A subclass of a project interceptor
+/// class writes the name of a project type below such a supertype. A file that writes none of
+/// these is not read.
+fn may_declare(p: &Project, cat: &Catalog) -> Vec<bool> {
+    let entries: Vec<&InterceptorEntry> = [Lang::Java, Lang::Kotlin, Lang::Rust]
+        .into_iter()
+        .flat_map(|l| cat.interceptors_for(l))
+        .collect();
+    let supers: crate::hash::HashSet<&str> = entries
+        .iter()
+        .flat_map(|e| &e.supertypes)
+        .map(String::as_str)
+        .collect();
+    // Names that declare one alone.
+    let mut alone: crate::hash::HashSet<&str> = entries
+        .iter()
+        .flat_map(|e| {
+            e.supertypes
+                .iter()
+                .chain(&e.sam)
+                .chain(&e.class_annotations)
+        })
+        .map(String::as_str)
+        .collect();
+    alone.extend(p.types_below(&supers));
+    let mut may = p.units_naming_any(|n| alone.contains(n));
+    // A registration: its call, with a hint of each kind the entry asks for.
+    let mut words: Vec<&str> = entries
+        .iter()
+        .flat_map(|e| {
+            e.registrations
+                .iter()
+                .chain(&e.receiver_hints)
+                .chain(&e.chain_hints)
+        })
+        .map(String::as_str)
+        .collect();
+    words.sort_unstable();
+    words.dedup();
+    if words.len() > 128 {
+        // (A catalogue extended past what one mask holds: read every file.)
+        return vec![true; p.units.len()];
+    }
+    let mask = |list: &[String]| -> u128 {
+        list.iter()
+            .filter_map(|w| words.binary_search(&w.as_str()).ok())
+            .fold(0, |m, i| m | 1u128 << i)
+    };
+    // (registrations, receiver hints, chain hints) per entry that registers.
+    let needs: Vec<(u128, u128, u128)> = entries
+        .iter()
+        .filter(|e| !e.registrations.is_empty())
+        .map(|e| {
+            (
+                mask(&e.registrations),
+                mask(&e.receiver_hints),
+                mask(&e.chain_hints),
+            )
+        })
+        .collect();
+    let written = p.units_naming_which(&words);
+    for (m, w) in may.iter_mut().zip(written) {
+        let any = |bits: u128| bits == 0 || w & bits != 0;
+        *m |= needs
+            .iter()
+            .any(|&(reg, rh, ch)| w & reg != 0 && any(rh) && any(ch));
+    }
+    may
 }
 
 /// An interceptor class and the names its body calls on itself: a subclass that overrides
@@ -49,15 +128,18 @@ struct Base {
     hooks: Vec<String>,
 }
 
+/// Subclasses of interceptor classes (in the files [`may_declare`] lets through: a subclass
+/// names its superclass, a type below an interceptor supertype).
 fn template_methods(
     p: &Project,
     bases: &[Base],
+    may_declare: &[bool],
     out: &mut HashMap<FnRef, std::sync::Arc<InterceptorScope>>,
 ) {
     if bases.is_empty() {
         return;
     }
-    for u in 0..p.units.len() {
+    for u in (0..p.units.len()).filter(|&u| may_declare[u]) {
         let facts = &p.units[u].facts();
         for (t, ty) in facts.types.iter().enumerate() {
             if ty.supertypes.is_empty() {
@@ -832,4 +914,44 @@ fn is_request_type(inf: &crate::catalog::InferredInterceptor, ty: &str) -> bool 
         && ws
             .last()
             .is_some_and(|l| has(&inf.request_words, l) || has(&inf.request_suffixes, l))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The files read are those that write what declares an interceptor: a supertype, a
+    /// registration with its hint, a project type below an interceptor (a subclass that
+    /// overrides a hook). A file that adds to some other list is not read.
+    #[test]
+    fn only_files_that_may_declare_an_interceptor_are_read() {
+        let p = crate::project::parsed(&[
+            (
+                "Keys.java",
+                "import okhttp3.Interceptor;\nclass Keys implements Interceptor {\n  public Response intercept(Chain c) { return c.proceed(c.request()); }\n}",
+            ),
+            (
+                "Base.java",
+                "import okhttp3.Interceptor;\nabstract class Base implements Interceptor {\n  public Response intercept(Chain c) { return c.proceed(stamp(c.request())); }\n  abstract Request stamp(Request r);\n}",
+            ),
+            (
+                "Sub.java",
+                "class Sub extends Base {\n  Request stamp(Request r) { return r; }\n}",
+            ),
+            (
+                "Wiring.java",
+                "class Wiring {\n  void wire(OkHttpClient.Builder b) { b.interceptors().add(chain -> chain.proceed(chain.request())); }\n}",
+            ),
+            (
+                "Plain.java",
+                "class Plain {\n  void go(java.util.List<String> xs) { xs.add(\"interceptor\"); }\n}",
+            ),
+        ]);
+        let found = find(&p, Catalog::builtin());
+        let mut units: Vec<usize> = found.keys().map(|f| f.unit).collect();
+        units.sort_unstable();
+        units.dedup();
+        assert_eq!(units, [0, 1, 2, 3]);
+        assert!(p.units[4].parse_if_done().is_none(), "Plain.java was read");
+    }
 }
