@@ -6,7 +6,6 @@
 
 use crate::facts::Expr;
 use crate::facts::{ExprKind, FnId, FnKind, Lang, simple_name};
-use crate::hash::HashMap;
 use crate::project::{FnRef, Project};
 use crate::walk::{held_lambda, walk_expr, walk_stmts};
 use rayon::prelude::*;
@@ -24,43 +23,39 @@ pub struct Construction {
     pub lambdas: Vec<(usize, FnRef)>,
 }
 
-/// Constructions with a lambda argument, by the simple name of the type built.
-pub type Constructions = HashMap<String, Vec<Construction>>;
-
-/// Every construction in the project that hands a lambda to a constructor (the value flow
-/// builds this once per run and keeps it with its other project-wide answers).
-pub fn constructions(p: &Project) -> Constructions {
-    {
-        let per_unit: Vec<Vec<(String, Construction)>> = p
-            .units
-            .par_iter()
-            .enumerate()
-            .map(|(u, unit)| {
-                let mut out = Vec::new();
-                let facts = &unit.facts();
-                for func in &facts.functions {
-                    walk_stmts(&func.body, &mut |e| scan(e, u, &mut out));
+/// Every construction of a type of simple name `type_name` in the project that hands a lambda
+/// to its constructor, in project order. A construction writes the type's name (`new T(..)`,
+/// Kotlin `T(..)`, `T::new(..)`): only the files whose code does are read.
+pub fn constructions_of(p: &Project, type_name: &str) -> Vec<Construction> {
+    let per_unit: Vec<Vec<(String, Construction)>> = p
+        .units_writing_name(type_name)
+        .into_par_iter()
+        .map(|u| {
+            let mut out = Vec::new();
+            let facts = &p.units[u].facts();
+            for func in &facts.functions {
+                walk_stmts(&func.body, &mut |e| scan(e, u, &mut out));
+            }
+            // Initialisers of fields and file-level values (`val http =
+            // OkHttpClient.Builder().addInterceptor(KeyInterceptor { .. }).build()`).
+            for b in facts
+                .globals
+                .iter()
+                .chain(facts.types.iter().flat_map(|t| t.fields.iter()))
+            {
+                if let Some(init) = &b.init {
+                    walk_expr(init, &mut |e| scan(e, u, &mut out));
                 }
-                // Initialisers of fields and file-level values (`val http =
-                // OkHttpClient.Builder().addInterceptor(KeyInterceptor { .. }).build()`).
-                for b in facts
-                    .globals
-                    .iter()
-                    .chain(facts.types.iter().flat_map(|t| t.fields.iter()))
-                {
-                    if let Some(init) = &b.init {
-                        walk_expr(init, &mut |e| scan(e, u, &mut out));
-                    }
-                }
-                out
-            })
-            .collect();
-        let mut all: Constructions = HashMap::default();
-        for (ty, c) in per_unit.into_iter().flatten() {
-            all.entry(ty).or_default().push(c);
-        }
-        all
-    }
+            }
+            out
+        })
+        .collect();
+    per_unit
+        .into_iter()
+        .flatten()
+        .filter(|(ty, _)| ty == type_name)
+        .map(|(_, c)| c)
+        .collect()
 }
 
 /// Records `e` if it builds a type (`new T(..)`, Kotlin `T(..)`, `T::new(..)`) with a lambda
@@ -119,7 +114,7 @@ fn push(
 /// order.
 pub fn field_lambdas(
     p: &Project,
-    built: &Constructions,
+    built: &dyn Fn(&str) -> std::sync::Arc<[Construction]>,
     owner: usize,
     type_name: &str,
     field: &str,
@@ -144,9 +139,7 @@ pub fn field_lambdas(
     if ctors.is_empty() {
         return Vec::new();
     }
-    let Some(sites) = built.get(type_name) else {
-        return Vec::new();
-    };
+    let sites = built(type_name);
     // Several types of that name (in different packages or modules): only the owner's
     // constructors count, and a construction counts for the type it can see.
     let ambiguous = {
@@ -311,4 +304,30 @@ fn kept_param(p: &Project, at: FnRef, type_name: &str, field: &str) -> Option<us
         }
     });
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The constructions of a type are read from the files that write its name, and only
+    /// those of that type are kept.
+    #[test]
+    fn constructions_are_read_where_the_type_is_named() {
+        let p = crate::project::parsed(&[
+            (
+                "Wire.java",
+                "class Wire {\n  KeyInterceptor k = new KeyInterceptor(() -> java.util.UUID.randomUUID().toString());\n  Other o = new Other(() -> 1);\n}",
+            ),
+            (
+                "Plain.java",
+                "class Plain {\n  Runnable r = new Thread(() -> {});\n}",
+            ),
+        ]);
+        let found = constructions_of(&p, "KeyInterceptor");
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].unit, found[0].arity, found[0].lambdas.len()), (0, 1, 1));
+        assert!(p.units[1].parse_if_done().is_none(), "Plain.java was read");
+        assert_eq!(constructions_of(&p, "Other").len(), 1);
+    }
 }

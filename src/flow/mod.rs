@@ -258,8 +258,9 @@ type OnType = (Text, Text, usize);
 pub struct Caches {
     /// Which functions may set an idempotency key.
     sink_gate: std::sync::OnceLock<crate::gate::SinkGate>,
-    /// Constructions that hand a lambda to a constructor.
-    constructions: std::sync::OnceLock<crate::wiring::Constructions>,
+    /// Constructions that hand a lambda to a constructor, by the simple name of the type
+    /// built, found when first asked for.
+    constructions: std::sync::Mutex<HashMap<String, std::sync::Arc<[crate::wiring::Construction]>>>,
     /// `--exhaustive`: the evidence gates are off (every function is looked at).
     exhaustive: bool,
 }
@@ -741,12 +742,29 @@ impl<'p> Flow<'p> {
         self.caches
     }
 
-    /// The project's constructions that hand a lambda to a constructor.
-    pub fn constructions(&self) -> &'p crate::wiring::Constructions {
-        let (p, caches): (&'p Project, &'p Caches) = (self.p, self.caches);
-        caches
-            .constructions
-            .get_or_init(|| crate::wiring::constructions(p))
+    /// The project's constructions of a type of simple name `type_name` that hand a lambda to
+    /// its constructor.
+    pub fn constructions_of(
+        &self,
+        type_name: &str,
+    ) -> std::sync::Arc<[crate::wiring::Construction]> {
+        let table = &self.caches.constructions;
+        if let Some(c) = table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(type_name)
+        {
+            return c.clone();
+        }
+        // Found outside the lock (two threads may both find them; the answers are the same).
+        let found: std::sync::Arc<[crate::wiring::Construction]> =
+            crate::wiring::constructions_of(self.p, type_name).into();
+        table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(type_name.to_string())
+            .or_insert(found)
+            .clone()
     }
 
     /// Does calling `f` put a fresh value into a key sink (in `f` or in lambdas written in it)?
@@ -1343,9 +1361,15 @@ impl<'f, 'p> Ev<'f, 'p> {
         if self.env.get(field, pos).is_some() || !p.type_has_field(owner, field) {
             return None;
         }
-        crate::wiring::field_lambdas(p, self.flow.constructions(), self.at.unit, owner, field)
-            .into_iter()
-            .find_map(|l| self.flow.returns_fresh(l))
+        crate::wiring::field_lambdas(
+            p,
+            &|t| self.flow.constructions_of(t),
+            self.at.unit,
+            owner,
+            field,
+        )
+        .into_iter()
+        .find_map(|l| self.flow.returns_fresh(l))
     }
 
     /// The value a lambda written in this function returns, evaluated in the same
