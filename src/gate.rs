@@ -197,37 +197,52 @@ impl SinkGate {
             }
         }
         // Their callers by name, transitively (nothing to follow when no function names a key).
+        // A call is written as a name: only the files whose code writes a name found so far
+        // are read, each once, when it first writes one.
         let mut pending: Vec<(Vec<&str>, HashSet<&str>)> = Vec::new();
-        for (u, unit) in p.units.iter().enumerate().filter(|_| !names.is_empty()) {
-            for (f, via) in crate::project::call_names(unit) {
-                if direct.contains(&FnRef { unit: u, f }) {
+        let mut read = vec![false; p.units.len()];
+        let mut fresh: HashSet<String> = names.clone();
+        while !fresh.is_empty() {
+            let naming = p.units_naming_any(|n| fresh.contains(n));
+            for (u, unit) in p.units.iter().enumerate() {
+                if !naming[u] || std::mem::replace(&mut read[u], true) {
                     continue;
                 }
-                let mut calls: HashSet<&str> = HashSet::default();
-                for g in p.with_nested(FnRef { unit: u, f }) {
-                    walk_stmts(&p.func(g).body, &mut |e| match &e.kind {
-                        ExprKind::Call { name, .. } | ExprKind::MethodRef { name, .. } => {
-                            calls.insert(name);
-                        }
-                        _ => {}
-                    });
+                for (f, via) in crate::project::call_names(unit) {
+                    if direct.contains(&FnRef { unit: u, f }) {
+                        continue;
+                    }
+                    let mut calls: HashSet<&str> = HashSet::default();
+                    for g in p.with_nested(FnRef { unit: u, f }) {
+                        walk_stmts(&p.func(g).body, &mut |e| match &e.kind {
+                            ExprKind::Call { name, .. } | ExprKind::MethodRef { name, .. } => {
+                                calls.insert(name);
+                            }
+                            _ => {}
+                        });
+                    }
+                    pending.push((via, calls));
                 }
-                pending.push((via, calls));
             }
-        }
-        loop {
-            let mut grew = false;
-            pending.retain(|(via, calls)| {
-                if calls.iter().any(|c| names.contains(*c)) {
-                    names.extend(via.iter().map(|v| v.to_string()));
-                    grew = true;
-                    false
-                } else {
-                    true
+            fresh.clear();
+            loop {
+                let mut grew = false;
+                pending.retain(|(via, calls)| {
+                    if calls.iter().any(|c| names.contains(*c)) {
+                        for v in via {
+                            if names.insert(v.to_string()) {
+                                fresh.insert(v.to_string());
+                            }
+                        }
+                        grew = true;
+                        false
+                    } else {
+                        true
+                    }
+                });
+                if !grew {
+                    break;
                 }
-            });
-            if !grew {
-                break;
             }
         }
         // Names declared in files that name a key: a key parameter (`charge(idempotencyKey)`,
@@ -256,13 +271,18 @@ impl SinkGate {
                 );
             }
         }
+        // Only a file whose code writes one of those names can call it.
+        let naming = match names.is_empty() && declared.is_empty() {
+            true => vec![false; p.units.len()],
+            false => p.units_naming_any(|n| names.contains(n) || declared.contains(n)),
+        };
         let unit_may_flow: Vec<bool> = p
             .units
             .par_iter()
             .enumerate()
             .map(|(u, unit)| {
                 unit_evidence[u]
-                    || !(names.is_empty() && declared.is_empty())
+                    || naming[u]
                         && unit.facts().functions.iter().any(|f| {
                             let mut hit = false;
                             walk_stmts(&f.body, &mut |e| {
@@ -381,7 +401,7 @@ mod tests {
             ),
             (
                 "Unrelated.java",
-                "class Unrelated { void go() { close(); toString(); } }",
+                "class Unrelated { void tidy() { close(); toString(); } }",
             ),
         ]);
         let g = SinkGate::compute(&p, crate::catalog::Catalog::builtin());
@@ -404,5 +424,11 @@ mod tests {
         assert!(g.may_set_key(3, "fresh"));
         assert!(!g.may_set_key(3, "close"));
         assert!(g.may_set_key(1, "anything"));
+        // A file whose code writes none of those names cannot call one: it is not read.
+        assert!(
+            p.units[6].parse_if_done().is_none(),
+            "Unrelated.java was parsed"
+        );
+        assert!(p.units[3].parse_if_done().is_some());
     }
 }
