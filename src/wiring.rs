@@ -326,7 +326,10 @@ mod tests {
         ]);
         let found = constructions_of(&p, "KeyInterceptor");
         assert_eq!(found.len(), 1);
-        assert_eq!((found[0].unit, found[0].arity, found[0].lambdas.len()), (0, 1, 1));
+        assert_eq!(
+            (found[0].unit, found[0].arity, found[0].lambdas.len()),
+            (0, 1, 1)
+        );
         assert!(p.units[1].parse_if_done().is_none(), "Plain.java was read");
         assert_eq!(constructions_of(&p, "Other").len(), 1);
     }
