@@ -196,72 +196,66 @@ impl SinkGate {
                 }
             }
         }
-        // Their callers by name, transitively (nothing to follow when no function names a key).
-        // A call is written as a name: only the files whose code writes a name found so far
-        // are read, each once, when it first writes one.
-        let mut pending: Vec<(Vec<&str>, HashSet<&str>)> = Vec::new();
-        let mut read = vec![false; p.units.len()];
-        let mut fresh: HashSet<String> = names.clone();
-        while !fresh.is_empty() {
-            let naming = p.units_naming_any(|n| fresh.contains(n));
-            for (u, unit) in p.units.iter().enumerate() {
-                if !naming[u] || std::mem::replace(&mut read[u], true) {
-                    continue;
+        // Their callers, transitively, as the flow resolves a call (`Flow::callees`, which
+        // decides where a helper's key is followed): a function is a member when a call in it,
+        // or in a lambda written in it, may run a member. Project::calls_that_may_run gives a
+        // superset of those calls and reads only the files they can be written in. A lambda
+        // runs where its holder is called by name.
+        let mut members: HashSet<FnRef> = direct.clone();
+        let mut work: Vec<FnRef> = direct.iter().copied().collect();
+        let mut holders: crate::hash::HashMap<usize, Vec<(crate::facts::FnId, Vec<&str>)>> =
+            Default::default();
+        while let Some(f) = work.pop() {
+            let callers: Vec<FnRef> = match p.func(f).name.as_deref() {
+                Some(_) if p.func(f).kind != crate::facts::FnKind::Lambda => p
+                    .calls_that_may_run(f)
+                    .into_iter()
+                    .map(|(g, _)| g)
+                    .collect(),
+                _ => {
+                    let held = holders
+                        .entry(f.unit)
+                        .or_insert_with(|| crate::project::call_names(&p.units[f.unit]));
+                    let via: Vec<&str> = held
+                        .iter()
+                        .filter(|(g, _)| *g == f.f)
+                        .flat_map(|(_, v)| v.iter().copied())
+                        .collect();
+                    via.iter()
+                        .flat_map(|v| p.calls_named(v).iter().map(|(g, _)| *g).collect::<Vec<_>>())
+                        .collect()
                 }
-                for (f, via) in crate::project::call_names(unit) {
-                    if direct.contains(&FnRef { unit: u, f }) {
-                        continue;
+            };
+            for g in callers {
+                for a in p.ancestors(g) {
+                    if members.insert(a) {
+                        work.push(a);
                     }
-                    let mut calls: HashSet<&str> = HashSet::default();
-                    for g in p.with_nested(FnRef { unit: u, f }) {
-                        walk_stmts(&p.func(g).body, &mut |e| match &e.kind {
-                            ExprKind::Call { name, .. } | ExprKind::MethodRef { name, .. } => {
-                                calls.insert(name);
-                            }
-                            _ => {}
-                        });
-                    }
-                    pending.push((via, calls));
-                }
-            }
-            fresh.clear();
-            loop {
-                let mut grew = false;
-                pending.retain(|(via, calls)| {
-                    if calls.iter().any(|c| names.contains(*c)) {
-                        for v in via {
-                            if names.insert(v.to_string()) {
-                                fresh.insert(v.to_string());
-                            }
-                        }
-                        grew = true;
-                        false
-                    } else {
-                        true
-                    }
-                });
-                if !grew {
-                    break;
                 }
             }
         }
-        // Names declared in files that name a key: a key parameter (`charge(idempotencyKey)`,
-        // `@Header("Idempotency-Key")`), a fresh parameter default, or a constructor or record
-        // component named like a key can only be there.
+        for m in &members {
+            let held = holders
+                .entry(m.unit)
+                .or_insert_with(|| crate::project::call_names(&p.units[m.unit]));
+            for (_, via) in held.iter().filter(|(g, _)| *g == m.f) {
+                names.extend(via.iter().map(|v| v.to_string()));
+            }
+        }
+        // Names declared in files that name a key whose callers may hold a sink: a function
+        // whose own text names a key (a key parameter, `charge(idempotencyKey)`,
+        // `@Header("Idempotency-Key")`, with a body or not, or a fresh parameter default), and
+        // every type (a constructor or record component named like a key).
         let mut declared: HashSet<&str> = HashSet::default();
         for (u, unit) in p.units.iter().enumerate() {
             if unit_evidence[u] {
-                // Every function, with a body or not (a Retrofit/Feign interface method's
-                // `@Header("Idempotency-Key")` parameter is a sink), and lambda holders.
                 declared.extend(
                     unit.facts()
                         .functions
                         .iter()
+                        .filter(|f| names_key(unit.src.slice(f.span)))
                         .filter_map(|f| f.name.as_deref()),
                 );
-                for (_, via) in crate::project::call_names(unit) {
-                    declared.extend(via);
-                }
                 declared.extend(unit.facts().types.iter().filter_map(|t| t.name.as_deref()));
                 declared.extend(
                     unit.facts()
@@ -430,5 +424,37 @@ mod tests {
             "Unrelated.java was parsed"
         );
         assert!(p.units[3].parse_if_done().is_some());
+    }
+
+    /// A caller counts when its call may run a key-setting function as the flow resolves
+    /// calls, not when it merely shares its name: `b.stamp()` on another type is not followed.
+    #[test]
+    fn callers_are_found_by_resolution_not_by_name() {
+        let p = project(&[
+            (
+                "Headers.java",
+                "class Headers { static final String IDEM = \"Idempotency-Key\"; }",
+            ),
+            (
+                "Stamp.java",
+                "class Stamp {\n  Request stamp(Request r) { return r.newBuilder().header(Headers.IDEM, java.util.UUID.randomUUID().toString()).build(); }\n}",
+            ),
+            ("A.java", "class A { void stamp() {} }"),
+            ("B.java", "class B { void stamp() {} }"),
+            ("UsesB.java", "class UsesB { void go(B b) { b.stamp(); } }"),
+            (
+                "UsesStamp.java",
+                "class UsesStamp {\n  Stamp s;\n  Request send(Request r) { return s.stamp(r); }\n}",
+            ),
+            (
+                "Outer.java",
+                "class Outer {\n  UsesStamp u;\n  void pay(Request r) { u.send(r); }\n}",
+            ),
+        ]);
+        let g = SinkGate::compute(&p, crate::catalog::Catalog::builtin());
+        assert!(g.names.contains("stamp"));
+        assert!(g.names.contains("send"));
+        assert!(g.names.contains("pay"), "callers of callers");
+        assert!(!g.names.contains("go"), "a call of another type's stamp");
     }
 }
