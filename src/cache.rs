@@ -15,8 +15,12 @@
 //! before a run is not trusted to show a later change by its modification time (the "racy
 //! git" problem), so such a run is not cached.
 //!
-//! Not yet: per-file entries (outlines, summaries), so that a run with one changed file
-//! re-derives only what depends on it; today any change means a full run.
+//! A file the remembered run never opened (never parsed nor read again: it only learnt the
+//! file's outline, [`crate::Report::outline_only`]) counts by the digest of that outline, not
+//! by its content: an edit that leaves the outline as it was (a comment, a number, white
+//! space) cannot change any answer, so the result is reused after outlining that one file
+//! again. Any other change means a full run: per-file results and summaries that would let a
+//! run re-derive only what an outline change touches are not built.
 
 use crate::facts::Span;
 use crate::source::{LineCol, SourceFile};

@@ -656,12 +656,10 @@ fn looks_binary(head: &[u8]) -> bool {
 
 /// Reads a file as UTF-8 text; binary or undecodable files are tool errors.
 fn read_source(path: &Path) -> Result<String, ToolError> {
-    let err = |message: String| ToolError {
+    let bytes = std::fs::read(path).map_err(|e| ToolError {
         path: path.to_path_buf(),
-        message,
-    };
-    let bytes = std::fs::read(path)
-        .map_err(|e| err(format!("cannot read: {}", discover::io_message(&e))))?;
+        message: format!("cannot read: {}", discover::io_message(&e)),
+    })?;
     decode_source(path, bytes)
 }
 

@@ -179,9 +179,9 @@ fn outlined(lang: Lang, text: &str) -> (crate::decls::Lexical, bool, u128) {
 
 /// The digest of everything a run learns of `text` (a file in `lang`) when it never parses
 /// it nor reads it again ([`Unit::outline_only`]): its declarations, identifiers and string
-/// literals, whether it writes a `\u` escape or a suppression marker. An edit that leaves it
-/// the same (a comment, a changed number, code moved within a body) changes no answer about
-/// any other file.
+/// literals (identifiers in the order first written), whether it writes a `\u` escape or a
+/// suppression marker. An edit that leaves it the same (a comment, a changed number, white
+/// space) changes no answer about any file.
 pub fn outline_digest(lang: Lang, text: &str) -> u128 {
     outlined(lang, text).2
 }
