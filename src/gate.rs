@@ -198,34 +198,74 @@ impl SinkGate {
         }
         // Their callers, transitively, as the flow resolves a call (`Flow::callees`, which
         // decides where a helper's key is followed): a function is a member when a call in it,
-        // or in a lambda written in it, may run a member. Project::calls_that_may_run gives a
-        // superset of those calls and reads only the files they can be written in. A lambda
-        // runs where its holder is called by name.
+        // or in a lambda written in it, may run a member. The calls of a member's name in the
+        // files Project::may_call_from allows are a superset of those (as in
+        // Project::calls_that_may_run), and only they are read. A lambda runs where its holder
+        // is called by name.
+        let clock = std::time::Instant::now();
+        let n = p.units.len();
         let mut members: HashSet<FnRef> = direct.clone();
         let mut work: Vec<FnRef> = direct.iter().copied().collect();
-        let mut holders: crate::hash::HashMap<usize, Vec<(crate::facts::FnId, Vec<&str>)>> =
-            Default::default();
-        while let Some(f) = work.pop() {
-            let callers: Vec<FnRef> = match p.func(f).name.as_deref() {
-                Some(_) if p.func(f).kind != crate::facts::FnKind::Lambda => p
-                    .calls_that_may_run(f)
-                    .into_iter()
-                    .map(|(g, _)| g)
-                    .collect(),
-                _ => {
-                    let held = holders
-                        .entry(f.unit)
-                        .or_insert_with(|| crate::project::call_names(&p.units[f.unit]));
-                    let via: Vec<&str> = held
-                        .iter()
-                        .filter(|(g, _)| *g == f.f)
-                        .flat_map(|(_, v)| v.iter().copied())
-                        .collect();
-                    via.iter()
-                        .flat_map(|v| p.calls_named(v).iter().map(|(g, _)| *g).collect::<Vec<_>>())
+        // Per unit, on first use: each function's names as a call target (a lambda's are
+        // its holders').
+        let mut via_of: crate::hash::HashMap<
+            usize,
+            crate::hash::HashMap<crate::facts::FnId, Vec<&str>>,
+        > = Default::default();
+        let mut via = |f: FnRef| -> Vec<&str> {
+            via_of
+                .entry(f.unit)
+                .or_insert_with(|| {
+                    crate::project::call_names(&p.units[f.unit])
+                        .into_iter()
                         .collect()
+                })
+                .get(&f.f)
+                .cloned()
+                .unwrap_or_default()
+        };
+        // Per callee name: the files already read for its calls, and those that may hold one
+        // (they write the name). A file is read for a name once, when some member of that
+        // name may first be called from it.
+        let mut by_name: crate::hash::HashMap<&str, (Vec<bool>, Vec<usize>)> = Default::default();
+        let mut holders_done: HashSet<&str> = HashSet::default();
+        while let Some(f) = work.pop() {
+            let func = p.func(f);
+            let mut callers: Vec<FnRef> = Vec::new();
+            match func.name.as_deref() {
+                Some(name) if func.kind != crate::facts::FnKind::Lambda => {
+                    let (done, naming) = by_name
+                        .entry(name)
+                        .or_insert_with(|| (vec![false; n], p.units_naming(name)));
+                    // Every file writing the name read already: nothing new to find.
+                    naming.retain(|&u| !done[u]);
+                    if naming.is_empty() {
+                        continue;
+                    }
+                    let from = p.may_call_from(f);
+                    let fresh: Vec<usize> = naming
+                        .iter()
+                        .copied()
+                        .filter(|&u| from.may_call(p, u))
+                        .collect();
+                    p.prefetch(fresh.iter().copied());
+                    for u in fresh {
+                        done[u] = true;
+                        callers.extend(
+                            p.calls_named_in(u, name)
+                                .iter()
+                                .map(|&(g, _)| FnRef { unit: u, f: g }),
+                        );
+                    }
                 }
-            };
+                _ => {
+                    for h in via(f) {
+                        if holders_done.insert(h) {
+                            callers.extend(p.calls_named(h).iter().map(|&(g, _)| g));
+                        }
+                    }
+                }
+            }
             for g in callers {
                 for a in p.ancestors(g) {
                     if members.insert(a) {
@@ -234,13 +274,10 @@ impl SinkGate {
                 }
             }
         }
+        let t_closure = clock.elapsed().as_secs_f64();
+        let n_members = members.len();
         for m in &members {
-            let held = holders
-                .entry(m.unit)
-                .or_insert_with(|| crate::project::call_names(&p.units[m.unit]));
-            for (_, via) in held.iter().filter(|(g, _)| *g == m.f) {
-                names.extend(via.iter().map(|v| v.to_string()));
-            }
+            names.extend(via(*m).into_iter().map(str::to_string));
         }
         // Names declared in files that name a key whose callers may hold a sink: a function
         // whose own text names a key (a key parameter, `charge(idempotencyKey)`,
@@ -295,11 +332,13 @@ impl SinkGate {
             .collect();
         if crate::timings_enabled() {
             eprintln!(
-                "timing:   sink gate: {} key constants, {} of {} files name a key, {} names, \
-                 {} files may hold a key sink",
+                "timing:   sink gate: {} key constants, {} of {} files name a key, {} callers \
+                 in {:.3} s, {} names, {} files may hold a key sink",
                 consts.len(),
                 unit_evidence.iter().filter(|x| **x).count(),
                 unit_evidence.len(),
+                n_members,
+                t_closure,
                 names.len(),
                 unit_may_flow.iter().filter(|x| **x).count()
             );

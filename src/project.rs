@@ -794,6 +794,12 @@ impl Project {
         }
     }
 
+    /// The calls and method references named `name` written in unit `u`: (the function they
+    /// are written in, the call's span).
+    pub fn calls_named_in(&self, u: usize, name: &str) -> &[(FnId, Span)] {
+        self.calls_in(u).get(name).map_or(&[], Vec::as_slice)
+    }
+
     /// The calls and method references written in unit `u`, by name.
     fn calls_in(&self, u: usize) -> &CallIndex {
         self.unit_calls[u].get_or_init(|| {
