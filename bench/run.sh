@@ -455,23 +455,22 @@ if has_tool warm; then
     counts=$(count_idemlint "$outdir/warm-nochange.out")
     add_row "warm, every rule, nothing changed" "${counts% *}" "${counts#* }" "$T_WALL" "$T_RSS" "${BUSY_NOTE:-}"
     # One file changed before each timed run: a line appended to the corpus's first source
-    # file (restored afterwards).
+    # file (restored afterwards). A comment leaves its outline as it was (the cache reuses the
+    # result); a class declaration changes it (nothing learnt from it can be reused).
     changed=$(cd "$corpus" && find . -name '*.java' -print | LC_ALL=C sort | head -n 1)
     cp "$corpus/$changed" "$outdir/changed.orig"
-    log "warm, one file changed ($changed)"
-    time_cmd warm-onechanged "$corpus" sh -c 'echo "// changed $(date +%s%N)" >> "$0"; exec "$@"' \
-      "$changed" "$bin" "${warm_args[@]}"
-    cp "$outdir/changed.orig" "$corpus/$changed"
-    counts=$(count_idemlint "$outdir/warm-onechanged.out")
-    add_row "warm, every rule, one file changed (a comment)" "${counts% *}" "${counts#* }" "$T_WALL" "$T_RSS" "${BUSY_NOTE:-}"
-    # The same file with a declaration appended instead (a class: its outline changes, so
-    # nothing that was learnt from it can be reused).
-    log "warm, one file's code changed ($changed)"
-    time_cmd warm-codechanged "$corpus" sh -c 'echo "class IdemlintBenchEdit$(date +%s%N) {}" >> "$0"; exec "$@"' \
-      "$changed" "$bin" "${warm_args[@]}"
-    cp "$outdir/changed.orig" "$corpus/$changed"
-    counts=$(count_idemlint "$outdir/warm-codechanged.out")
-    add_row "warm, every rule, one file's code changed (a class added)" "${counts% *}" "${counts#* }" "$T_WALL" "$T_RSS" "${BUSY_NOTE:-}"
+    warm_edit() { # name, label, the line's shell text (run per timed run)
+      log "$2 ($changed)"
+      time_cmd "$1" "$corpus" sh -c "echo \"$3\" >> \"\$0\"; exec \"\$@\"" \
+        "$changed" "$bin" "${warm_args[@]}"
+      cp "$outdir/changed.orig" "$corpus/$changed"
+      counts=$(count_idemlint "$outdir/$1.out")
+      add_row "$2" "${counts% *}" "${counts#* }" "$T_WALL" "$T_RSS" "${BUSY_NOTE:-}"
+    }
+    warm_edit warm-onechanged "warm, every rule, one file changed (a comment)" \
+      '// changed $(date +%s%N)'
+    warm_edit warm-codechanged "warm, every rule, one file's code changed (a class added)" \
+      'class IdemlintBenchEdit$(date +%s%N) {}'
     rm -rf "$cache_dir"
   else
     na_row "warm, every rule, nothing changed" "this idemlint has no result cache"
