@@ -748,9 +748,11 @@ impl Project {
             return MayCall::Anywhere;
         }
         let root = self.root_of(f.unit).map(|(r, _)| r);
-        // The only one of its name in its build module, or a Rust function (`in_module`).
+        // The only one of its name in its build module, or a Rust function outside any type
+        // (`in_module`, an import of its module: a method is reached through its type, or by
+        // its name alone when it is the only one).
         let in_root = root.as_ref().filter(|r| {
-            self.units[f.unit].lang == Lang::Rust
+            self.units[f.unit].lang == Lang::Rust && self.body_and_owner(f).1.is_none()
                 || self
                     .fns_named(name)
                     .iter()
@@ -1616,6 +1618,48 @@ pub(crate) fn parsed(files: &[(&str, &str)]) -> Project {
 mod tests {
     use super::module_root;
     use std::path::Path;
+
+    /// A Rust method is called through its type (or by its name alone when it is the only
+    /// one): a file of the same crate that names another type's `new` cannot call it, while a
+    /// free function may be called from anywhere in its crate through its module.
+    #[test]
+    fn a_rust_method_is_called_where_its_type_is_named() {
+        let p = super::parsed(&[
+            (
+                "svc/src/a.rs",
+                "pub struct A;\nimpl A { pub fn new() -> A { A } }\npub fn make() {}",
+            ),
+            (
+                "svc/src/b.rs",
+                "pub struct B;\nimpl B { pub fn new() -> B { B } }\npub fn make() {}",
+            ),
+            (
+                "svc/src/c.rs",
+                "pub struct C;\nimpl C { pub fn new() -> C { C } }\npub fn make() {}",
+            ),
+            ("svc/src/main.rs", "fn main() { let b = b::B::new(); }"),
+            (
+                "svc/src/uses_a.rs",
+                "fn go() { let a = crate::a::A::new(); }",
+            ),
+        ]);
+        let new_of_a = p
+            .fns_named("new")
+            .iter()
+            .copied()
+            .find(|f| f.unit == 0)
+            .unwrap();
+        let from = p.may_call_from(new_of_a);
+        assert!(!from.may_call(&p, 3), "main.rs names only B");
+        assert!(from.may_call(&p, 4));
+        let make_of_a = p
+            .fns_named("make")
+            .iter()
+            .copied()
+            .find(|f| f.unit == 0)
+            .unwrap();
+        assert!(p.may_call_from(make_of_a).may_call(&p, 3));
+    }
 
     /// A Rust call through a module path (`settlement::run()`) is resolved from the
     /// declarations: the other files declaring a `run` are not parsed to see whether theirs is
