@@ -301,3 +301,43 @@ fn an_edit_that_leaves_an_unopened_file_as_outlined_reuses_the_result() {
         "the findings moved a line down"
     );
 }
+
+/// An unopened file that no longer reads as source (invalid UTF-8) is not taken for its old
+/// outline: the run analyses again and reports it as a tool error.
+#[test]
+fn an_unopened_file_that_stops_decoding_is_analysed_again_and_reported() {
+    let d = fixture_repo("fixtures/java/lock_helper_jdbc");
+    let cents = d.path().join("Cents.java");
+    std::fs::write(&cents, "final class Cents {\n    static long c = 1;\n}\n").unwrap();
+    for f in source_files(d.path()) {
+        age(&f);
+    }
+    let only = ["--select", "IDEM006"];
+    let cold = timed(d.path(), &only);
+    assert_eq!(cold.status.code(), Some(1), "{}", stderr(&cold));
+    // The same outline, with a byte that is not UTF-8 in a comment.
+    std::fs::write(
+        &cents,
+        b"final class Cents {\n    static long c = 1; // \xff\n}\n",
+    )
+    .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&cents)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
+    let broken = timed(d.path(), &only);
+    assert!(analysed(&broken), "{}", stderr(&broken));
+    assert_eq!(broken.status.code(), Some(2), "{}", stderr(&broken));
+    assert!(
+        stdout(&broken).contains("not valid UTF-8"),
+        "{}",
+        stdout(&broken)
+    );
+    assert_eq!(
+        codes(&broken),
+        codes(&cold),
+        "the other file's findings stay"
+    );
+}
