@@ -232,7 +232,7 @@ fn timed(dir: &Path, args: &[&str]) -> std::process::Output {
 }
 
 /// Sets a file's text, dated a minute back (not so recent that its date cannot vouch for it).
-fn edit(p: &Path, text: &str) {
+fn edit(p: &Path, text: impl AsRef<[u8]>) {
     std::fs::write(p, text).unwrap();
     std::fs::File::options()
         .write(true)
@@ -269,8 +269,7 @@ fn an_edit_that_leaves_an_unopened_file_as_outlined_reuses_the_result() {
     // A comment and another number: the same outline, so the result is read, not made.
     edit(
         &cents,
-        &text
-            .replace("c % 100;", "c % 100; // two digits")
+        text.replace("c % 100;", "c % 100; // two digits")
             .replace("/ 100", "/ 100L"),
     );
     let warm = timed(d.path(), &only);
@@ -286,12 +285,12 @@ fn an_edit_that_leaves_an_unopened_file_as_outlined_reuses_the_result() {
     assert!(analysed(&changed));
     assert_eq!(codes(&changed), before);
     // A file the run opened counts by its content, findings or not: a comment is a change.
-    edit(&stable, &format!("{stable_text}// reviewed\n"));
+    edit(&stable, format!("{stable_text}// reviewed\n"));
     assert!(analysed(&timed(d.path(), &only)));
     // So does the file with the findings (its lines moved: the findings say so).
     let locks = d.path().join("ExportLocks.java");
     let t = std::fs::read_to_string(&locks).unwrap();
-    edit(&locks, &format!("// reviewed\n{t}"));
+    edit(&locks, format!("// reviewed\n{t}"));
     let commented = timed(d.path(), &only);
     assert!(analysed(&commented));
     assert_eq!(codes(&commented), before);
@@ -316,17 +315,10 @@ fn an_unopened_file_that_stops_decoding_is_analysed_again_and_reported() {
     let cold = timed(d.path(), &only);
     assert_eq!(cold.status.code(), Some(1), "{}", stderr(&cold));
     // The same outline, with a byte that is not UTF-8 in a comment.
-    std::fs::write(
+    edit(
         &cents,
         b"final class Cents {\n    static long c = 1; // \xff\n}\n",
-    )
-    .unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&cents)
-        .unwrap()
-        .set_modified(SystemTime::now() - Duration::from_secs(60))
-        .unwrap();
+    );
     let broken = timed(d.path(), &only);
     assert!(analysed(&broken), "{}", stderr(&broken));
     assert_eq!(broken.status.code(), Some(2), "{}", stderr(&broken));
