@@ -878,6 +878,15 @@ impl Catalog {
         self.sinks.memoizers.iter().any(|m| m == name)
     }
 
+    /// Every interceptor entry's supertypes (`Interceptor`, `ClientHttpRequestInterceptor`).
+    pub fn interceptor_supertypes(&self) -> HashSet<&str> {
+        self.interceptors
+            .iter()
+            .flat_map(|e| &e.supertypes)
+            .map(String::as_str)
+            .collect()
+    }
+
     pub fn interceptors_for(&self, lang: Lang) -> impl Iterator<Item = &InterceptorEntry> {
         self.interceptors
             .iter()

@@ -203,7 +203,6 @@ impl SinkGate {
         // Project::calls_that_may_run), and only they are read. A lambda runs where its holder
         // is called by name.
         let clock = std::time::Instant::now();
-        let n = p.units.len();
         let mut members: HashSet<FnRef> = direct.clone();
         let mut work: Vec<FnRef> = direct.iter().copied().collect();
         // Per unit, on first use: each function's names as a call target (a lambda's are
@@ -224,33 +223,27 @@ impl SinkGate {
                 .cloned()
                 .unwrap_or_default()
         };
-        // Per callee name: the files already read for its calls, and those that may hold one
-        // (they write the name). A file is read for a name once, when some member of that
+        // Per callee name: the files that may hold one of its calls (they write the name) and
+        // are not read for it yet. A file is read for a name once, when some member of that
         // name may first be called from it.
-        let mut by_name: crate::hash::HashMap<&str, (Vec<bool>, Vec<usize>)> = Default::default();
+        let mut unread: crate::hash::HashMap<&str, Vec<usize>> = Default::default();
         let mut holders_done: HashSet<&str> = HashSet::default();
         while let Some(f) = work.pop() {
             let func = p.func(f);
             let mut callers: Vec<FnRef> = Vec::new();
             match func.name.as_deref() {
                 Some(name) if func.kind != crate::facts::FnKind::Lambda => {
-                    let (done, naming) = by_name
-                        .entry(name)
-                        .or_insert_with(|| (vec![false; n], p.units_naming(name)));
+                    let naming = unread.entry(name).or_insert_with(|| p.units_naming(name));
                     // Every file writing the name read already: nothing new to find.
-                    naming.retain(|&u| !done[u]);
                     if naming.is_empty() {
                         continue;
                     }
                     let from = p.may_call_from(f);
-                    let fresh: Vec<usize> = naming
-                        .iter()
-                        .copied()
-                        .filter(|&u| from.may_call(p, u))
-                        .collect();
+                    let (fresh, rest): (Vec<usize>, Vec<usize>) =
+                        naming.iter().partition(|&&u| from.may_call(p, u));
+                    *naming = rest;
                     p.prefetch(fresh.iter().copied());
                     for u in fresh {
-                        done[u] = true;
                         callers.extend(
                             p.calls_named_in(u, name)
                                 .iter()

@@ -692,11 +692,10 @@ impl Project {
             .units_naming(name)
             .into_par_iter()
             .map(|u| {
-                self.calls_in(u).get(name).map_or_else(Vec::new, |v| {
-                    v.iter()
-                        .map(|&(f, span)| (FnRef { unit: u, f }, span))
-                        .collect()
-                })
+                self.calls_named_in(u, name)
+                    .iter()
+                    .map(|&(f, span)| (FnRef { unit: u, f }, span))
+                    .collect::<Vec<_>>()
             })
             .collect();
         let v: Calls = per_unit.into_iter().flatten().collect();
@@ -718,11 +717,10 @@ impl Project {
             .into_par_iter()
             .filter(|&u| from.may_call(self, u))
             .map(|u| {
-                self.calls_in(u).get(name).map_or_else(Vec::new, |v| {
-                    v.iter()
-                        .map(|&(g, span)| (FnRef { unit: u, f: g }, span))
-                        .collect()
-                })
+                self.calls_named_in(u, name)
+                    .iter()
+                    .map(|&(f, span)| (FnRef { unit: u, f }, span))
+                    .collect::<Vec<_>>()
             })
             .collect();
         per_unit.into_iter().flatten().collect()
@@ -873,13 +871,7 @@ impl Project {
                 // and so is the name of the type it registers (constructed, or the declared
                 // type of what is passed): only a project type below an interceptor's
                 // supertype is ever asked about.
-                let supers: HashSet<&str> = cat
-                    .interceptors
-                    .iter()
-                    .flat_map(|e| &e.supertypes)
-                    .map(String::as_str)
-                    .collect();
-                let types = self.types_below(&supers);
+                let types = self.types_below(&cat.interceptor_supertypes());
                 let registered = self.units_naming_any(|n| types.contains(n));
                 let mut naming = self.units_naming_any(|n| calls.contains(&n));
                 for (n, r) in naming.iter_mut().zip(registered) {

@@ -53,15 +53,7 @@ pub fn find(
 /// class writes the name of a project type below such a supertype. A file that writes none of
 /// these is not read.
 fn may_declare(p: &Project, cat: &Catalog) -> Vec<bool> {
-    let entries: Vec<&InterceptorEntry> = [Lang::Java, Lang::Kotlin, Lang::Rust]
-        .into_iter()
-        .flat_map(|l| cat.interceptors_for(l))
-        .collect();
-    let supers: crate::hash::HashSet<&str> = entries
-        .iter()
-        .flat_map(|e| &e.supertypes)
-        .map(String::as_str)
-        .collect();
+    let entries = &cat.interceptors;
     // Names that declare one alone.
     let mut alone: crate::hash::HashSet<&str> = entries
         .iter()
@@ -73,7 +65,7 @@ fn may_declare(p: &Project, cat: &Catalog) -> Vec<bool> {
         })
         .map(String::as_str)
         .collect();
-    alone.extend(p.types_below(&supers));
+    alone.extend(p.types_below(&cat.interceptor_supertypes()));
     let mut may = p.units_naming_any(|n| alone.contains(n));
     // A registration: its call, with a hint of each kind the entry asks for.
     let mut words: Vec<&str> = entries
