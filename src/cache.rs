@@ -121,6 +121,18 @@ struct Fingerprinted {
     head: String,
     lines: Vec<Line>,
     seen: Vec<Seen>,
+    /// Every file on disk hashed, as it was then (racy ones included).
+    stats: Vec<Stat>,
+}
+
+/// A file on disk as the fingerprint saw it.
+struct Stat {
+    path: PathBuf,
+    size: u64,
+    modified: u128,
+    hash: u128,
+    /// Modified too recently for its metadata to vouch for its content.
+    racy: bool,
 }
 
 impl Fingerprinted {
@@ -150,6 +162,22 @@ impl Fingerprinted {
     /// counts by that outline.
     fn as_last_run_keyed(&self) -> String {
         self.render(|_, digest| digest)
+    }
+
+    /// Is every file on disk still as the fingerprint saw it: the same size and modification
+    /// time, and for a file modified within [`RACY_NANOS`] of being seen, the same content?
+    /// A file edited while the run read it may have given the run other text than the one
+    /// hashed, and that result must not be remembered under this fingerprint.
+    fn still_holds(&self) -> bool {
+        use rayon::prelude::*;
+        self.stats.par_iter().all(|s| {
+            let Ok(meta) = std::fs::metadata(&s.path) else {
+                return false;
+            };
+            meta.len() == s.size
+                && modified_nanos(&meta).unwrap_or(0) == s.modified
+                && (!s.racy || std::fs::read(&s.path).is_ok_and(|b| hash128(&b) == s.hash))
+        })
     }
 
     /// The fingerprint of a run that knew `outline_only` files only by their outlines.
@@ -230,85 +258,98 @@ impl Inputs {
             previous.iter().map(|s| (s.path.as_path(), s)).collect();
         let outlined: crate::hash::HashMap<&Path, &Outlined> =
             outlined.iter().map(|o| (o.path.as_path(), o)).collect();
-        let lines: Vec<(Line, Option<Seen>)> =
-            self.items
-                .par_iter()
-                .map(|item| match item {
-                    Input::Line(l) => (Line::Plain(l.clone()), None),
-                    // A buffer counts as the file would with that text: a saved buffer reuses
-                    // the result.
-                    Input::Text {
+        let lines: Vec<(Line, Option<Seen>, Option<Stat>)> = self
+            .items
+            .par_iter()
+            .map(|item| match item {
+                Input::Line(l) => (Line::Plain(l.clone()), None, None),
+                // A buffer counts as the file would with that text: a saved buffer reuses
+                // the result.
+                Input::Text {
+                    what,
+                    path,
+                    hash,
+                    text,
+                } => {
+                    let digest = outlined
+                        .get(path.as_path())
+                        .and_then(|o| match o.hash == *hash {
+                            true => Some(o.digest),
+                            false => digest_of(path, text.as_bytes()),
+                        });
+                    let line = Line::File {
                         what,
-                        path,
-                        hash,
-                        text,
-                    } => {
-                        let digest =
-                            outlined
-                                .get(path.as_path())
-                                .and_then(|o| match o.hash == *hash {
-                                    true => Some(o.digest),
-                                    false => digest_of(path, text.as_bytes()),
-                                });
-                        let line = Line::File {
-                            what,
-                            path: path.clone(),
-                            hash: *hash,
-                            digest,
-                        };
-                        (line, None)
-                    }
-                    Input::Disk { what, path } => {
-                        let unreadable = || {
-                            (
-                                Line::Plain(format!("{what} {} unreadable", path.display())),
-                                None,
-                            )
-                        };
-                        let Ok(meta) = std::fs::metadata(path) else {
-                            return unreadable();
-                        };
-                        let modified = modified_nanos(&meta).unwrap_or(0);
-                        let last = outlined.get(path.as_path());
-                        let (hash, digest) = match known.get(path.as_path()) {
-                            Some(s) if s.size == meta.len() && s.modified == modified => {
-                                (s.hash, last.filter(|o| o.hash == s.hash).map(|o| o.digest))
-                            }
-                            _ => {
-                                let Ok(bytes) = std::fs::read(path) else {
-                                    return unreadable();
-                                };
-                                let hash = hash128(&bytes);
-                                let digest = last.and_then(|o| match o.hash == hash {
-                                    true => Some(o.digest),
-                                    false => digest_of(path, &bytes),
-                                });
-                                (hash, digest)
-                            }
-                        };
-                        let seen = (modified != 0 && now.saturating_sub(modified) > RACY_NANOS)
-                            .then(|| Seen {
-                                path: path.clone(),
-                                size: meta.len(),
-                                modified,
-                                hash,
+                        path: path.clone(),
+                        hash: *hash,
+                        digest,
+                    };
+                    (line, None, None)
+                }
+                Input::Disk { what, path } => {
+                    let unreadable = || {
+                        (
+                            Line::Plain(format!("{what} {} unreadable", path.display())),
+                            None,
+                            None,
+                        )
+                    };
+                    let Ok(meta) = std::fs::metadata(path) else {
+                        return unreadable();
+                    };
+                    let modified = modified_nanos(&meta).unwrap_or(0);
+                    let last = outlined.get(path.as_path());
+                    let (hash, digest) = match known.get(path.as_path()) {
+                        Some(s) if s.size == meta.len() && s.modified == modified => {
+                            (s.hash, last.filter(|o| o.hash == s.hash).map(|o| o.digest))
+                        }
+                        _ => {
+                            let Ok(bytes) = std::fs::read(path) else {
+                                return unreadable();
+                            };
+                            let hash = hash128(&bytes);
+                            let digest = last.and_then(|o| match o.hash == hash {
+                                true => Some(o.digest),
+                                false => digest_of(path, &bytes),
                             });
-                        let line = Line::File {
-                            what,
-                            path: path.clone(),
-                            hash,
-                            digest,
-                        };
-                        (line, seen)
-                    }
-                })
-                .collect();
-        let (lines, seen): (Vec<Line>, Vec<Option<Seen>>) = lines.into_iter().unzip();
-        Fingerprinted {
+                            (hash, digest)
+                        }
+                    };
+                    let racy = modified == 0 || now.saturating_sub(modified) <= RACY_NANOS;
+                    let seen = (!racy).then(|| Seen {
+                        path: path.clone(),
+                        size: meta.len(),
+                        modified,
+                        hash,
+                    });
+                    let stat = Stat {
+                        path: path.clone(),
+                        size: meta.len(),
+                        modified,
+                        hash,
+                        racy,
+                    };
+                    let line = Line::File {
+                        what,
+                        path: path.clone(),
+                        hash,
+                        digest,
+                    };
+                    (line, seen, Some(stat))
+                }
+            })
+            .collect();
+        let mut fp = Fingerprinted {
             head: self.head.clone(),
-            lines,
-            seen: seen.into_iter().flatten().collect(),
+            lines: Vec::with_capacity(lines.len()),
+            seen: Vec::new(),
+            stats: Vec::new(),
+        };
+        for (line, seen, stat) in lines {
+            fp.lines.push(line);
+            fp.seen.extend(seen);
+            fp.stats.extend(stat);
         }
+        fp
     }
 }
 
@@ -459,10 +500,14 @@ impl Cache {
         }
     }
 
-    /// Remembers `report` (a whole-project result). Failing to write is not an error: the next
-    /// run analyses again.
+    /// Remembers `report` (a whole-project result), unless a file changed since the lookup
+    /// hashed it (the run may have read the new text). Failing to write is not an error: the
+    /// next run analyses again.
     pub fn store(&self, slot: &str, miss: Miss, report: &Report) {
         let Miss(fp) = miss;
+        if !fp.still_holds() {
+            return;
+        }
         let outline_only: crate::hash::HashMap<&Path, u128> = report
             .outline_only
             .iter()
@@ -707,6 +752,70 @@ mod tests {
             cache
                 .load("slot", &inputs(d.path(), &[&a]), &[], Vec::new(), NO_DIGEST)
                 .is_err()
+        );
+    }
+
+    #[test]
+    fn a_file_edited_while_the_run_reads_it_is_not_remembered_under_its_old_hash() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("A.java");
+        aged(&a, "class A {}", 3600);
+        let cache = Cache::new(d.path().join(DIR_NAME));
+        let load = || cache.load("slot", &inputs(d.path(), &[&a]), &[], Vec::new(), NO_DIGEST);
+        let report = Report {
+            checked_paths: vec![a.clone()],
+            files_checked: 1,
+            ..Report::default()
+        };
+        // The lookup hashed A; A is edited before the run reads it, so the run's result is
+        // the edited text's.
+        let Err(miss) = load() else {
+            panic!("an empty cache answered");
+        };
+        aged(&a, "class Edited {}", 60);
+        cache.store("slot", miss, &report);
+        // A back as the lookup hashed it: that result must not answer for this text.
+        aged(&a, "class A {}", 30);
+        assert!(
+            load().is_err(),
+            "a result stored under a hash it was not made from"
+        );
+        // A run during which nothing changed is remembered.
+        let Err(miss) = load() else {
+            panic!("nothing was stored, yet the cache answered");
+        };
+        cache.store("slot", miss, &report);
+        assert!(load().is_ok());
+    }
+
+    #[test]
+    fn a_file_edited_within_its_clock_tick_is_caught_by_its_content() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("A.java");
+        // Just written: its metadata vouches for nothing.
+        std::fs::write(&a, "class A {}").unwrap();
+        let when = std::fs::metadata(&a).unwrap().modified().unwrap();
+        let same_tick = |text: &str| {
+            std::fs::write(&a, text).unwrap();
+            let f = std::fs::File::options().write(true).open(&a).unwrap();
+            f.set_modified(when).unwrap();
+        };
+        let cache = Cache::new(d.path().join(DIR_NAME));
+        let load = || cache.load("slot", &inputs(d.path(), &[&a]), &[], Vec::new(), NO_DIGEST);
+        let report = Report {
+            checked_paths: vec![a.clone()],
+            ..Report::default()
+        };
+        let Err(miss) = load() else {
+            panic!("an empty cache answered");
+        };
+        // The same size and modification time, other content.
+        same_tick("class B {}");
+        cache.store("slot", miss, &report);
+        same_tick("class A {}");
+        assert!(
+            load().is_err(),
+            "a result stored under a hash it was not made from"
         );
     }
 
