@@ -100,6 +100,11 @@ struct CheckArgs {
     /// else the outermost build root (settings.gradle, pom.xml, Cargo.toml).
     #[arg(long, value_name = "DIR")]
     project_root: Option<PathBuf>,
+    /// Write the paths of SARIF and GitHub annotation output relative to DIR (by default the
+    /// repository root of the working directory, else the working directory), as code scanning
+    /// expects wherever idemlint runs from.
+    #[arg(long, value_name = "DIR")]
+    sarif_root: Option<PathBuf>,
     /// Neither read nor write the result cache (wins over --cache-dir).
     #[arg(long)]
     no_cache: bool,
@@ -466,6 +471,11 @@ fn check(args: CheckArgs) -> ExitCode {
         Err(code) => return code,
     };
     let base = cwd.clone();
+    // Code scanning reads SARIF paths (and annotation paths) from the repository root.
+    let report_root = match &args.sarif_root {
+        Some(dir) => cwd.join(dir),
+        None => idemlint::context::vcs_root(&cwd).unwrap_or_else(|| cwd.clone()),
+    };
 
     if let Some(path) = &args.write_baseline {
         return match idemlint::baseline::write(&report, &base, path) {
@@ -512,13 +522,13 @@ fn check(args: CheckArgs) -> ExitCode {
         Format::Json => json::render(&report, &base),
         Format::Sarif => sarif::render_with(
             &report,
-            &base,
+            &report_root,
             &sarif::SarifOptions {
                 include_suppressed: args.include_suppressed,
                 automation_id: None,
             },
         ),
-        Format::Github => github::render(&report, &base),
+        Format::Github => github::render(&report, &report_root),
     };
     if args.format == Format::Human {
         body.push_str(&human::summary(&report));
@@ -555,7 +565,13 @@ fn check(args: CheckArgs) -> ExitCode {
     }
 
     let written = match &args.output {
-        Some(path) => std::fs::write(path, body.as_bytes()).map_err(|e| (path.clone(), e)),
+        // Its directory is made if missing (`build/reports/idemlint/` in a fresh build).
+        Some(path) => path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|_| std::fs::write(path, body.as_bytes()))
+            .map_err(|e| (path.clone(), e)),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(body.as_bytes())

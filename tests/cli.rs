@@ -250,6 +250,48 @@ fn github_annotations() {
 }
 
 #[test]
+fn sarif_and_annotation_paths_are_relative_to_the_repository_root_wherever_run_from() {
+    let d = project();
+    std::fs::create_dir(d.path().join(".git")).unwrap();
+    let sub = d.path().join("src/main");
+    let sarif = |dir: &std::path::Path, extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["check", "--format", "sarif"];
+        args.extend_from_slice(extra);
+        let o = idemlint(dir, &args);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let text = stdout(&o);
+        assert!(!text.contains("file:"), "an absolute URI: {text}");
+        serde_json::from_str(&text).unwrap()
+    };
+    let location = |v: &serde_json::Value| {
+        v["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"].clone()
+    };
+    let from_sub = sarif(&sub, &["java"]);
+    let from_root = sarif(d.path(), &["src/main/java"]);
+    assert_eq!(
+        location(&from_sub)["uri"],
+        "src/main/java/com/acme/billing/KeyInterceptor.java"
+    );
+    assert_eq!(location(&from_sub)["uriBaseId"], "%SRCROOT%");
+    assert_eq!(location(&from_sub), location(&from_root));
+    // Code scanning matches results across runs by their fingerprints: the same from anywhere.
+    let prints = |v: &serde_json::Value| v["runs"][0]["results"][0]["partialFingerprints"].clone();
+    assert_eq!(prints(&from_sub), prints(&from_root));
+    let o = idemlint(&sub, &["check", "java", "--format", "github"]);
+    assert!(
+        stdout(&o).starts_with("::error file=src/main/java/com/acme/billing/KeyInterceptor.java,"),
+        "{}",
+        stdout(&o)
+    );
+    // --sarif-root says where the paths start.
+    let here = sarif(&sub, &["java", "--sarif-root", "."]);
+    assert_eq!(
+        location(&here)["uri"],
+        "java/com/acme/billing/KeyInterceptor.java"
+    );
+}
+
+#[test]
 fn output_file() {
     let d = project();
     let o = idemlint(
@@ -262,6 +304,19 @@ fn output_file() {
         serde_json::from_str(&std::fs::read_to_string(d.path().join("out.sarif")).unwrap())
             .unwrap();
     assert_eq!(v["version"], "2.1.0");
+    // A report directory that does not exist yet is made.
+    let o = idemlint(
+        d.path(),
+        &[
+            "check",
+            "--format",
+            "sarif",
+            "--output",
+            "build/reports/idemlint/out.sarif",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(d.path().join("build/reports/idemlint/out.sarif").is_file());
 }
 
 #[test]

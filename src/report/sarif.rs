@@ -1,7 +1,9 @@
 //! `--format sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF consumers.
 //!
 //! What code scanning reads is all here: rule descriptors with help, tags, precision and
-//! `security-severity`; results with `%SRCROOT%`-relative URIs, regions and snippets;
+//! `security-severity`; results with `%SRCROOT%`-relative URIs (relative to the `base` given,
+//! the repository root from the command line; no absolute URI, so the file can be uploaded from
+//! another machine), regions and snippets;
 //! `partialFingerprints` (`primaryLocationLineHash` computed as the upload action does, and a
 //! line-independent `idemlint/v1`); related locations and, where a value is followed into a
 //! helper, a code flow; `automationDetails`; and tool notifications for files that could not
@@ -254,10 +256,6 @@ pub fn render_with(report: &Report, base: &Path, opts: &SarifOptions) -> String 
             .iter()
             .map(|w| notification("warning", &w.message, &w.path, Some(w.line))),
     );
-    let base_uri = format!(
-        "file://{}/",
-        uri_encode(base.to_string_lossy().trim_end_matches('/'))
-    );
     let level_of = |r: &RuleMeta| {
         report
             .rule_levels
@@ -281,7 +279,6 @@ pub fn render_with(report: &Report, base: &Path, opts: &SarifOptions) -> String 
                 "rules": RULES.iter().map(|r| rule_descriptor(r, level_of(r))).collect::<Vec<_>>(),
             }},
             "automationDetails": {"id": opts.automation_id.clone().unwrap_or_else(|| "idemlint/".to_string())},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": base_uri}},
             "columnKind": "unicodeCodePoints",
             "invocations": [{
                 "executionSuccessful": report.errors.is_empty(),
