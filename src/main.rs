@@ -184,20 +184,18 @@ fn main() -> ExitCode {
         .unwrap_or_else(|| Command::Check(Box::default()))
     {
         Command::Check(args) => check(*args),
-        Command::Rules { format } => {
-            print_rules(format);
-            ExitCode::SUCCESS
-        }
+        Command::Rules { format } => emit(&rules_text(format)),
         Command::Rule { code } => match idemlint::rules::meta(&code).or_else(|| {
             RULES
                 .iter()
                 .copied()
                 .find(|r| r.name.eq_ignore_ascii_case(&code))
         }) {
-            Some(r) => {
-                println!("{}", r.doc.trim_end());
-                ExitCode::SUCCESS
-            }
+            Some(r) => emit(&format!(
+                "{}\n\nDocs: {}\n",
+                r.doc.trim_end(),
+                idemlint::report::sarif::help_uri(r)
+            )),
             None => {
                 let known: Vec<&str> = RULES.iter().map(|r| r.code).collect();
                 eprintln!(
@@ -210,15 +208,33 @@ fn main() -> ExitCode {
     }
 }
 
-fn print_rules(format: RulesFormat) {
+/// Writes `text` to standard output. A reader that stops early (`idemlint rules | head -1`)
+/// is not an error.
+fn emit(text: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write to standard output: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn rules_text(format: RulesFormat) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
     match format {
         RulesFormat::Human => {
-            println!(
+            let _ = writeln!(
+                s,
                 "{:<8} {:<36} {:<8} {:<8} summary",
                 "code", "name", "level", "default"
             );
             for r in RULES {
-                println!(
+                let _ = writeln!(
+                    s,
                     "{:<8} {:<36} {:<8} {:<8} {}",
                     r.code,
                     r.name,
@@ -235,12 +251,15 @@ fn print_rules(format: RulesFormat) {
                     serde_json::json!({
                         "code": r.code, "name": r.name, "severity": r.severity.as_str(),
                         "default_enabled": r.default_enabled, "summary": r.summary,
+                        "docs": idemlint::report::sarif::help_uri(r),
                     })
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            s = serde_json::to_string_pretty(&v).unwrap_or_default();
+            s.push('\n');
         }
     }
+    s
 }
 
 /// Prints a configuration error as a diagnostic pointing at the TOML.
@@ -459,10 +478,7 @@ fn check(args: CheckArgs) -> ExitCode {
     if args.show_config {
         let config = jobs.first().and_then(|j| j.config.clone());
         return match options_for(config.as_deref(), &args) {
-            Ok(opts) => {
-                print!("{}", opts.config.to_toml(&opts.selection));
-                ExitCode::SUCCESS
-            }
+            Ok(opts) => emit(&opts.config.to_toml(&opts.selection)),
             Err(code) => code,
         };
     }
@@ -579,11 +595,12 @@ fn check(args: CheckArgs) -> ExitCode {
                 .map_err(|e| (PathBuf::from("<stdout>"), e))
         }
     };
-    if let Err((path, e)) = written {
-        // A closed pipe (`idemlint check | head`) is not worth an error message.
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            let _ = writeln!(stderr, "error: cannot write {}: {e}", path.display());
-        }
+    // A reader that stops early (`idemlint check | head`) is neither an error nor a reason to
+    // change the exit code, which still says what was found.
+    if let Err((path, e)) = written
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        let _ = writeln!(stderr, "error: cannot write {}: {e}", path.display());
         return ExitCode::from(2);
     }
 

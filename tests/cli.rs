@@ -766,3 +766,38 @@ fn exhaustive_gives_the_same_findings_and_is_not_answered_from_the_cache() {
     assert!(!ran_rules(&again), "{}", stderr(&again));
     assert_eq!(findings(&again), findings(&gated));
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    // The reading end is closed before idemlint writes (as `idemlint rules | head -1` may be).
+    for args in [
+        &["rules"][..],
+        &["rules", "--format", "json"],
+        &["rule", "IDEM004"],
+        &["check", "--format", "json", "--no-cache"],
+    ] {
+        let d = project();
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_idemlint"))
+            .args(args)
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        let want = if args[0] == "check" { 1 } else { 0 };
+        assert_eq!(o.status.code(), Some(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_rule_names_its_documentation() {
+    let d = project();
+    let o = idemlint(d.path(), &["rule", "IDEM002"]);
+    assert!(stdout(&o).trim_end().ends_with(
+        "Docs: https://github.com/idemlint/idemlint/blob/main/src/rules/key_in_retry/IDEM002.md"
+    ));
+}
