@@ -95,21 +95,40 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// The one-paragraph text of a finding for the GitHub and SARIF formats: the message, the
 /// framework's reason, what was inferred (for a finding beyond the catalogue), and the fix.
 pub fn message_text(f: &crate::ReportFinding) -> String {
-    let mut s = format!("{}.", f.message);
+    let mut s = sentence(&f.message);
     if let Some(n) = &f.note {
         s.push(' ');
-        s.push_str(n);
+        s.push_str(&sentence(n));
     }
     if let Some(i) = &f.inferred {
-        s.push_str(&format!(" Inferred: {i}."));
+        s.push_str(&format!(" Inferred: {}", sentence(i)));
     }
-    s.push_str(&format!(" Fix: {}.", f.help));
+    s.push_str(&format!(" Fix: {}", sentence(&f.help)));
     s
+}
+
+/// `text` ending as a sentence does: with a full stop unless it has one (or `?`, `!`).
+fn sentence(text: &str) -> String {
+    let t = text.trim_end();
+    match t.ends_with(['.', '?', '!']) {
+        true => t.to_string(),
+        false => format!("{t}."),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_part_of_a_message_ends_as_a_sentence_once() {
+        assert_eq!(sentence("every replica runs it"), "every replica runs it.");
+        assert_eq!(
+            sentence("identical in every replica."),
+            "identical in every replica."
+        );
+        assert_eq!(sentence("is it locked? "), "is it locked?");
+    }
 
     #[test]
     fn paths_are_relative_with_slashes() {
