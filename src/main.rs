@@ -579,6 +579,13 @@ fn check(args: CheckArgs) -> ExitCode {
             e.message
         );
     }
+    if report.files_checked == 0 && report.errors.is_empty() {
+        let _ = writeln!(
+            stderr,
+            "warning: no Java, Kotlin or Rust source file was checked: the paths hold none, or \
+             every one is excluded (test sources are skipped without --include-tests)"
+        );
+    }
 
     let written = match &args.output {
         // Its directory is made if missing (`build/reports/idemlint/` in a fresh build).

@@ -801,3 +801,42 @@ fn a_rule_names_its_documentation() {
         "Docs: https://github.com/idemlint/idemlint/blob/main/src/rules/key_in_retry/IDEM002.md"
     ));
 }
+
+#[test]
+fn nothing_checked_is_a_warning_and_an_error_is_never_no_findings() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "README.md", "no code here\n");
+    write(d.path(), "src/test/java/KeyInterceptorTest.java", BAD_JAVA);
+    let o = idemlint(d.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("warning: no Java, Kotlin or Rust source file was checked"),
+        "{}",
+        stderr(&o)
+    );
+    // A checked file: no warning.
+    let o = idemlint(d.path(), &["check", "--include-tests"]);
+    assert!(!stderr(&o).contains("warning: no Java"), "{}", stderr(&o));
+    // A file that cannot be read: exit 2, and the summary does not say "No findings".
+    std::fs::write(
+        d.path().join("Broken.java"),
+        b"class B { String s = \"\xff\"; }",
+    )
+    .unwrap();
+    let o = idemlint(d.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o);
+    assert!(!out.contains("No findings"), "{out}");
+    assert!(
+        out.contains("Checked 0 files; 1 error: see above."),
+        "{out}"
+    );
+    assert!(!stderr(&o).contains("warning: no Java"), "{}", stderr(&o));
+    // With findings too, the summary says some files could not be checked.
+    write(d.path(), "src/main/java/KeyInterceptor.java", BAD_JAVA);
+    let out = stdout(&idemlint(d.path(), &["check"]));
+    assert!(
+        out.contains("Found 1 finding (IDEM001: 1) in 1 file checked; 1 error: see above."),
+        "{out}"
+    );
+}

@@ -102,8 +102,17 @@ pub fn summary(report: &Report) -> String {
         0 => String::new(),
         k => format!(" ({k} suppressed)"),
     };
+    // After a tool error "no findings" would be a claim about files that were not checked.
+    let errors = match report.errors.len() {
+        0 => String::new(),
+        1 => "; 1 error: see above".to_string(),
+        e => format!("; {e} errors: see above"),
+    };
     if n == 0 {
-        return format!("No findings in {files} {fs} checked{suppressed}.");
+        return match errors.is_empty() {
+            true => format!("No findings in {files} {fs} checked{suppressed}."),
+            false => format!("Checked {files} {fs}{suppressed}{errors}."),
+        };
     }
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for f in &report.findings {
@@ -115,7 +124,7 @@ pub fn summary(report: &Report) -> String {
     counts.sort();
     let detail: Vec<String> = counts.iter().map(|(c, k)| format!("{c}: {k}")).collect();
     format!(
-        "Found {n} finding{} ({}) in {files} {fs} checked{suppressed}.",
+        "Found {n} finding{} ({}) in {files} {fs} checked{suppressed}{errors}.",
         if n == 1 { "" } else { "s" },
         detail.join(", ")
     )
