@@ -133,6 +133,8 @@ struct CheckArgs {
 enum Format {
     #[default]
     Human,
+    /// One line per finding: `path:line:col: CODE message`.
+    Concise,
     Json,
     Sarif,
     Github,
@@ -535,6 +537,7 @@ fn check(args: CheckArgs) -> ExitCode {
     let color = to_terminal && !args.no_color && std::env::var_os("NO_COLOR").is_none();
     let mut body = match args.format {
         Format::Human => human::render(&report, &base, color),
+        Format::Concise => idemlint::report::concise::render(&report, &base),
         Format::Json => json::render(&report, &base),
         Format::Sarif => sarif::render_with(
             &report,
@@ -546,7 +549,7 @@ fn check(args: CheckArgs) -> ExitCode {
         ),
         Format::Github => github::render(&report, &report_root),
     };
-    if args.format == Format::Human {
+    if matches!(args.format, Format::Human | Format::Concise) {
         body.push_str(&human::summary(&report));
         body.push('\n');
     }

@@ -840,3 +840,31 @@ fn nothing_checked_is_a_warning_and_an_error_is_never_no_findings() {
         "{out}"
     );
 }
+
+#[test]
+fn concise_is_one_line_per_finding_then_the_summary() {
+    let d = project();
+    let o = idemlint(
+        d.path(),
+        &["check", "--format", "concise", "--select", "ALL"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "charges/src/lib.rs:6:36: IDEM008 idempotency key made from `Uuid::new_v4()`: it protects \
+         only retries of this one request, not a restart, another replica or a retry of the \
+         whole operation",
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("src/main/java/com/acme/billing/KeyInterceptor.java:11:22: IDEM001 "),
+        "{out}"
+    );
+    assert_eq!(
+        lines[2],
+        "Found 2 findings (IDEM001: 1, IDEM008: 1) in 3 files checked."
+    );
+    assert_eq!(lines.len(), 3);
+}

@@ -1,5 +1,6 @@
 //! Output formats. Each renders a [`Report`] to a string; none of them analyses anything.
 
+pub mod concise;
 pub mod fingerprint;
 pub mod github;
 pub mod human;
