@@ -193,11 +193,7 @@ fn main() -> ExitCode {
                 .copied()
                 .find(|r| r.name.eq_ignore_ascii_case(&code))
         }) {
-            Some(r) => emit(&format!(
-                "{}\n\nDocs: {}\n",
-                r.doc.trim_end(),
-                idemlint::report::sarif::help_uri(r)
-            )),
+            Some(r) => emit(&format!("{}\n\nDocs: {}\n", r.doc.trim_end(), r.docs_url())),
             None => {
                 let known: Vec<&str> = RULES.iter().map(|r| r.code).collect();
                 eprintln!(
@@ -253,7 +249,7 @@ fn rules_text(format: RulesFormat) -> String {
                     serde_json::json!({
                         "code": r.code, "name": r.name, "severity": r.severity.as_str(),
                         "default_enabled": r.default_enabled, "summary": r.summary,
-                        "docs": idemlint::report::sarif::help_uri(r),
+                        "docs": r.docs_url(),
                     })
                 })
                 .collect();

@@ -74,6 +74,8 @@ pub fn render(report: &Report, base: &Path, color: bool) -> String {
             help.push_str("\nnote: ");
             help.push_str(&e);
         }
+        help.push_str("\ndocs: ");
+        help.push_str(&f.rule.docs_url());
         let severity = match f.level {
             crate::config::Level::Error => miette::Severity::Error,
             crate::config::Level::Warning => miette::Severity::Warning,

@@ -17,7 +17,7 @@ use crate::{Report, ReportFinding};
 use serde_json::{Value, json};
 use std::path::Path;
 
-pub const INFORMATION_URI: &str = "https://github.com/idemlint/idemlint";
+pub const INFORMATION_URI: &str = env!("CARGO_PKG_REPOSITORY");
 
 /// Options for [`render`].
 #[derive(Debug, Clone, Default)]
@@ -26,10 +26,6 @@ pub struct SarifOptions {
     pub include_suppressed: bool,
     /// `automationDetails.id` (GitHub's analysis category); `idemlint/` by default.
     pub automation_id: Option<String>,
-}
-
-pub fn help_uri(r: &RuleMeta) -> String {
-    format!("{INFORMATION_URI}/blob/main/{}", r.doc_path())
 }
 
 /// The "What it does" section of a rule's documentation, as one paragraph.
@@ -71,7 +67,7 @@ fn rule_descriptor(r: &RuleMeta, level: Level) -> Value {
         "shortDescription": {"text": r.summary},
         "fullDescription": {"text": full_description(r)},
         "help": {"text": doc_text(r), "markdown": r.doc},
-        "helpUri": help_uri(r),
+        "helpUri": r.docs_url(),
         "defaultConfiguration": {"level": level.as_str(), "enabled": r.default_enabled},
         "properties": {
             "tags": r.tags,

@@ -60,6 +60,16 @@ impl RuleMeta {
         let dir = self.home.split("::").skip(1).collect::<Vec<_>>().join("/");
         format!("src/{dir}/{}.md", self.code)
     }
+
+    /// Where its documentation is read on the web (SARIF `helpUri`, the human output's
+    /// `docs:`, `idemlint rule`).
+    pub fn docs_url(&self) -> String {
+        format!(
+            "{}/blob/main/{}",
+            env!("CARGO_PKG_REPOSITORY"),
+            self.doc_path()
+        )
+    }
 }
 
 #[cfg(test)]
