@@ -195,7 +195,7 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let file = parsed.map_err(|e| ConfigError {
         path: path.to_path_buf(),
         source: source.clone(),
-        message: e.message().to_string(),
+        message: crate::suggest::unknown_field(e.message()),
         span: e.span(),
     })?;
     validate(file, path, &source, root)
@@ -225,17 +225,7 @@ fn validate(
         {
             Ok(v.clone())
         } else {
-            Err(err(
-                s.span(),
-                format!(
-                    "unknown rule `{v}` (known rules: {}, or ALL)",
-                    rules::RULES
-                        .iter()
-                        .map(|r| r.code)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ))
+            Err(err(s.span(), rules::unknown_rule(v, true)))
         }
     };
     let codes = |v: &[Spanned<String>]| v.iter().map(code).collect::<Result<Vec<_>, _>>();
@@ -467,7 +457,19 @@ interceptors = [{ supertype = "AcmeHook", method = "before" }]
     fn misspelled_key_points_at_its_line() {
         let e = load_str("selct = [\"IDEM001\"]\n").unwrap_err();
         assert!(e.message.contains("unknown field `selct`"), "{}", e.message);
+        assert!(
+            e.message.ends_with("(did you mean `select`?)"),
+            "{}",
+            e.message
+        );
         assert_eq!(e.span, Some(0..5));
+        let e = load_str("select = [\"IDEM04\"]\n").unwrap_err();
+        assert!(
+            e.message
+                .starts_with("unknown rule `IDEM04`; did you mean `IDEM004`?"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

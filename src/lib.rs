@@ -39,6 +39,7 @@ pub mod rules;
 pub mod scopes;
 pub mod shrink;
 pub mod source;
+pub mod suggest;
 pub mod suppress;
 pub mod walk;
 pub mod wiring;

@@ -195,11 +195,7 @@ fn main() -> ExitCode {
         }) {
             Some(r) => emit(&format!("{}\n\nDocs: {}\n", r.doc.trim_end(), r.docs_url())),
             None => {
-                let known: Vec<&str> = RULES.iter().map(|r| r.code).collect();
-                eprintln!(
-                    "error: unknown rule `{code}` (known rules: {})",
-                    known.join(", ")
-                );
+                eprintln!("error: {}", idemlint::rules::unknown_rule(&code, false));
                 ExitCode::from(2)
             }
         },

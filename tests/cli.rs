@@ -151,7 +151,21 @@ fn unknown_rule_is_a_usage_error() {
     let o = idemlint(d.path(), &["check", "--select", "IDEM999"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("unknown rule `IDEM999`"),
+        stderr(&o).contains("unknown rule `IDEM999` (known rules: IDEM001,"),
+        "{}",
+        stderr(&o)
+    );
+    // A near miss names the rule meant.
+    let o = idemlint(d.path(), &["check", "--select", "IDEM0004"]);
+    assert!(
+        stderr(&o).contains("unknown rule `IDEM0004`; did you mean `IDEM004`?"),
+        "{}",
+        stderr(&o)
+    );
+    let o = idemlint(d.path(), &["rule", "key-generated-in-retry"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("did you mean `key-generated-in-retry-scope`?"),
         "{}",
         stderr(&o)
     );

@@ -93,11 +93,7 @@ impl Selection {
                 .map(|r| r.code)
                 .collect();
             if m.is_empty() {
-                let known: Vec<&str> = RULES.iter().map(|r| r.code).collect();
-                return Err(format!(
-                    "unknown rule `{c}` (known rules: {}, or ALL)",
-                    known.join(", ")
-                ));
+                return Err(unknown_rule(c, true));
             }
             Ok(m)
         };
@@ -275,4 +271,21 @@ pub fn check_project(ctx: &Ctx, sel: &Selection, out: &mut Vec<Finding>) {
     out.extend(scheduler);
     out.extend(guards);
     out.extend(locks);
+}
+
+/// The message for a rule code or name that names no rule: the closest one if it is close
+/// (`IDEM0004`, `key-generated-in-retry`), then the codes there are (and `ALL`, where a
+/// selection may say it).
+pub fn unknown_rule(given: &str, with_all: bool) -> String {
+    let known: Vec<&str> = RULES.iter().map(|r| r.code).collect();
+    let names = RULES.iter().flat_map(|r| [r.code, r.name]);
+    let hint = match crate::suggest::closest(given, names) {
+        Some(m) => format!("; did you mean `{m}`?"),
+        None => String::new(),
+    };
+    let all = if with_all { ", or ALL" } else { "" };
+    format!(
+        "unknown rule `{given}`{hint} (known rules: {}{all})",
+        known.join(", ")
+    )
 }
