@@ -119,6 +119,10 @@ struct CheckArgs {
     /// suppressed.
     #[arg(long)]
     include_suppressed: bool,
+    /// Instead of each finding, how many there are of each rule (a table; a JSON list with
+    /// --format json).
+    #[arg(long)]
+    statistics: bool,
     /// Look at every function, with the evidence gates off (no function is skipped for
     /// lacking money, key or other evidence). Slower; the findings are the same, so this is a
     /// check on idemlint itself.
@@ -214,6 +218,39 @@ fn emit(text: &str) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Findings per rule, most first (then by code): `(count, rule)`.
+fn rule_counts(report: &idemlint::Report) -> Vec<(usize, &'static idemlint::rules::RuleMeta)> {
+    let mut counts: Vec<(usize, &'static idemlint::rules::RuleMeta)> = Vec::new();
+    for f in &report.findings {
+        match counts.iter_mut().find(|(_, r)| r.code == f.rule.code) {
+            Some((k, _)) => *k += 1,
+            None => counts.push((1, f.rule)),
+        }
+    }
+    counts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.code.cmp(b.1.code)));
+    counts
+}
+
+/// `--statistics`: one line per rule with findings, as ruff prints it.
+fn statistics_text(report: &idemlint::Report) -> String {
+    let counts = rule_counts(report);
+    let width = counts.first().map_or(1, |(k, _)| k.to_string().len());
+    counts
+        .iter()
+        .map(|(k, r)| format!("{k:>width$}\t{}\t{}\n", r.code, r.name))
+        .collect()
+}
+
+fn statistics_json(report: &idemlint::Report) -> String {
+    let v: Vec<serde_json::Value> = rule_counts(report)
+        .iter()
+        .map(|(k, r)| serde_json::json!({"code": r.code, "name": r.name, "count": k}))
+        .collect();
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 fn rules_text(format: RulesFormat) -> String {
@@ -527,21 +564,31 @@ fn check(args: CheckArgs) -> ExitCode {
     }
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let color = to_terminal && !args.no_color && std::env::var_os("NO_COLOR").is_none();
-    let mut body = match args.format {
-        Format::Human => human::render(&report, &base, color),
-        Format::Concise => idemlint::report::concise::render(&report, &base),
-        Format::Json => json::render(&report, &base),
-        Format::Sarif => sarif::render_with(
-            &report,
-            &report_root,
-            &sarif::SarifOptions {
-                include_suppressed: args.include_suppressed,
-                automation_id: None,
-            },
-        ),
-        Format::Github => github::render(&report, &report_root),
+    let mut body = match (args.statistics, args.format) {
+        (true, Format::Json) => statistics_json(&report),
+        (true, Format::Human | Format::Concise) => statistics_text(&report),
+        (true, _) => {
+            eprintln!(
+                "error: --statistics prints a table or JSON: use --format human, concise or json"
+            );
+            return ExitCode::from(2);
+        }
+        (false, format) => match format {
+            Format::Human => human::render(&report, &base, color),
+            Format::Concise => idemlint::report::concise::render(&report, &base),
+            Format::Json => json::render(&report, &base),
+            Format::Sarif => sarif::render_with(
+                &report,
+                &report_root,
+                &sarif::SarifOptions {
+                    include_suppressed: args.include_suppressed,
+                    automation_id: None,
+                },
+            ),
+            Format::Github => github::render(&report, &report_root),
+        },
     };
-    if matches!(args.format, Format::Human | Format::Concise) {
+    if matches!(args.format, Format::Human | Format::Concise) && !args.statistics {
         body.push_str(&human::summary(&report));
         body.push('\n');
     }

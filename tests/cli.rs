@@ -882,3 +882,45 @@ fn concise_is_one_line_per_finding_then_the_summary() {
     );
     assert_eq!(lines.len(), 3);
 }
+
+#[test]
+fn statistics_count_findings_per_rule() {
+    let d = project();
+    write(
+        d.path(),
+        "src/main/java/com/acme/billing/Other.java",
+        &BAD_JAVA.replace("KeyInterceptor", "Other"),
+    );
+    let o = idemlint(d.path(), &["check", "--select", "ALL", "--statistics"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        "2\tIDEM001\tkey-generated-in-interceptor\n1\tIDEM008\tnondeterministic-idempotency-key\n"
+    );
+    let o = idemlint(
+        d.path(),
+        &[
+            "check",
+            "--select",
+            "ALL",
+            "--statistics",
+            "--format",
+            "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([
+            {"code": "IDEM001", "name": "key-generated-in-interceptor", "count": 2},
+            {"code": "IDEM008", "name": "nondeterministic-idempotency-key", "count": 1},
+        ])
+    );
+    let o = idemlint(d.path(), &["check", "--statistics", "--format", "sarif"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--statistics prints a table or JSON"),
+        "{}",
+        stderr(&o)
+    );
+}
