@@ -206,6 +206,51 @@ fn main() -> ExitCode {
     }
 }
 
+/// A progress line on stderr for a run that takes more than a second, when stderr is a
+/// terminal (an editor, CI or a pipe never sees it); it is cleared before the results print.
+struct Progress {
+    done: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start() -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress {
+                done: None,
+                thread: None,
+            };
+        }
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let wait = std::time::Duration::from_secs(1);
+            if rx.recv_timeout(wait) != Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                return;
+            }
+            let bar = indicatif::ProgressBar::new_spinner().with_elapsed(wait);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} idemlint: checking ({elapsed})")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(std::time::Duration::from_millis(120));
+            let _ = rx.recv();
+            bar.finish_and_clear();
+        });
+        Progress {
+            done: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// Clears the line (if it was drawn) and returns once it is gone.
+    fn stop(mut self) {
+        drop(self.done.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Writes `text` to standard output. A reader that stops early (`idemlint rules | head -1`)
 /// is not an error.
 fn emit(text: &str) -> ExitCode {
@@ -513,7 +558,10 @@ fn check(args: CheckArgs) -> ExitCode {
             Err(code) => code,
         };
     }
-    let mut report = match run_jobs(jobs, &args, stdin.as_ref()) {
+    let progress = Progress::start();
+    let ran = run_jobs(jobs, &args, stdin.as_ref());
+    progress.stop();
+    let mut report = match ran {
         Ok(r) => r,
         Err(code) => return code,
     };
