@@ -39,6 +39,14 @@ repos:
     hooks:
       - id: idemlint
 YAML
+# Enough files that pre-commit splits --all-files over several runs (past its command-line
+# limit): each run must still report its files' whole-project findings.
+for i in $(seq 1 2500); do
+  d=billing-service/src/main/java/com/acme/billing/generated/p$((i / 100))
+  mkdir -p "$d"
+  printf 'package com.acme.billing.generated.p%d;\n\npublic final class LongGeneratedHelperClassName%d {\n    int value() { return %d; }\n}\n' \
+    $((i / 100)) "$i" "$i" > "$d/LongGeneratedHelperClassName$i.java"
+done
 git add -A
 git -C . -c user.name=t -c user.email=t@t commit -qm project --no-verify
 
@@ -69,6 +77,11 @@ echo "hook installed and run in $(python3 -c "import time; print(round(time.time
 grep -q "$flagged" "$work/flagged.out" || { echo "FAIL: no finding in $flagged"; fail=1; }
 pre-commit run --files "$clean" > "$work/clean.out" 2>&1 || { echo "FAIL: $clean did not pass"; cat "$work/clean.out"; fail=1; }
 pre-commit run --all-files > "$work/all.out" 2>&1 && { echo "FAIL: --all-files passed"; fail=1; }
+# Each idemlint run ends with its summary line: how many runs pre-commit made.
+runs=$(grep -cE "^(Found [0-9]+ finding|No findings in|Checked [0-9]+ file)" "$work/all.out" || true)
+echo "--all-files over $(git ls-files | wc -l) files: $runs idemlint runs"
+[ "$runs" -ge 2 ] || { echo "FAIL: pre-commit did not split the file list"; fail=1; }
+
 python3 - "$work/expected.json" "$work/all.out" <<'PY' || fail=1
 import json, re, sys
 want = sorted((f["code"], f["path"]) for f in json.load(open(sys.argv[1]))["findings"])
