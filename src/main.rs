@@ -265,33 +265,27 @@ fn emit(text: &str) -> ExitCode {
     }
 }
 
-/// Findings per rule, most first (then by code): `(count, rule)`.
-fn rule_counts(report: &idemlint::Report) -> Vec<(usize, &'static idemlint::rules::RuleMeta)> {
-    let mut counts: Vec<(usize, &'static idemlint::rules::RuleMeta)> = Vec::new();
-    for f in &report.findings {
-        match counts.iter_mut().find(|(_, r)| r.code == f.rule.code) {
-            Some((k, _)) => *k += 1,
-            None => counts.push((1, f.rule)),
-        }
-    }
-    counts.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.code.cmp(b.1.code)));
+/// Findings per rule, most first (then by code).
+fn rule_counts(report: &idemlint::Report) -> Vec<(&'static idemlint::rules::RuleMeta, usize)> {
+    let mut counts = idemlint::report::rule_counts(report);
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.code.cmp(b.0.code)));
     counts
 }
 
 /// `--statistics`: one line per rule with findings, as ruff prints it.
 fn statistics_text(report: &idemlint::Report) -> String {
     let counts = rule_counts(report);
-    let width = counts.first().map_or(1, |(k, _)| k.to_string().len());
+    let width = counts.first().map_or(1, |(_, k)| k.to_string().len());
     counts
         .iter()
-        .map(|(k, r)| format!("{k:>width$}\t{}\t{}\n", r.code, r.name))
+        .map(|(r, k)| format!("{k:>width$}\t{}\t{}\n", r.code, r.name))
         .collect()
 }
 
 fn statistics_json(report: &idemlint::Report) -> String {
     let v: Vec<serde_json::Value> = rule_counts(report)
         .iter()
-        .map(|(k, r)| serde_json::json!({"code": r.code, "name": r.name, "count": k}))
+        .map(|(r, k)| serde_json::json!({"code": r.code, "name": r.name, "count": k}))
         .collect();
     let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
     s.push('\n');
@@ -558,6 +552,12 @@ fn check(args: CheckArgs) -> ExitCode {
             Err(code) => code,
         };
     }
+    if args.statistics && matches!(args.format, Format::Sarif | Format::Github) {
+        eprintln!(
+            "error: --statistics prints a table or JSON: use --format human, concise or json"
+        );
+        return ExitCode::from(2);
+    }
     let progress = Progress::start();
     let ran = run_jobs(jobs, &args, stdin.as_ref());
     progress.stop();
@@ -612,16 +612,13 @@ fn check(args: CheckArgs) -> ExitCode {
     }
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let color = to_terminal && !args.no_color && std::env::var_os("NO_COLOR").is_none();
-    let mut body = match (args.statistics, args.format) {
-        (true, Format::Json) => statistics_json(&report),
-        (true, Format::Human | Format::Concise) => statistics_text(&report),
-        (true, _) => {
-            eprintln!(
-                "error: --statistics prints a table or JSON: use --format human, concise or json"
-            );
-            return ExitCode::from(2);
-        }
-        (false, format) => match format {
+    // (--statistics with another format was refused before the run.)
+    let mut body = if args.statistics && args.format == Format::Json {
+        statistics_json(&report)
+    } else if args.statistics {
+        statistics_text(&report)
+    } else {
+        match args.format {
             Format::Human => human::render(&report, &base, color),
             Format::Concise => idemlint::report::concise::render(&report, &base),
             Format::Json => json::render(&report, &base),
@@ -634,7 +631,7 @@ fn check(args: CheckArgs) -> ExitCode {
                 },
             ),
             Format::Github => github::render(&report, &report_root),
-        },
+        }
     };
     if matches!(args.format, Format::Human | Format::Concise) && !args.statistics {
         body.push_str(&human::summary(&report));

@@ -116,15 +116,10 @@ pub fn summary(report: &Report) -> String {
             false => format!("Checked {files} {fs}{suppressed}{errors}."),
         };
     }
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    for f in &report.findings {
-        match counts.iter_mut().find(|(c, _)| *c == f.rule.code) {
-            Some((_, k)) => *k += 1,
-            None => counts.push((f.rule.code, 1)),
-        }
-    }
-    counts.sort();
-    let detail: Vec<String> = counts.iter().map(|(c, k)| format!("{c}: {k}")).collect();
+    let detail: Vec<String> = super::rule_counts(report)
+        .iter()
+        .map(|(r, k)| format!("{}: {k}", r.code))
+        .collect();
     format!(
         "Found {n} finding{} ({}) in {files} {fs} checked{suppressed}{errors}.",
         if n == 1 { "" } else { "s" },

@@ -93,6 +93,19 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     h
 }
 
+/// How many findings each rule has, in rule code order (the summary line, `--statistics`).
+pub fn rule_counts(report: &Report) -> Vec<(&'static crate::rules::RuleMeta, usize)> {
+    let mut counts: Vec<(&'static crate::rules::RuleMeta, usize)> = Vec::new();
+    for f in &report.findings {
+        match counts.iter_mut().find(|(r, _)| r.code == f.rule.code) {
+            Some((_, k)) => *k += 1,
+            None => counts.push((f.rule, 1)),
+        }
+    }
+    counts.sort_by_key(|(r, _)| r.code);
+    counts
+}
+
 /// The one-paragraph text of a finding for the GitHub and SARIF formats: the message, the
 /// framework's reason, what was inferred (for a finding beyond the catalogue), and the fix.
 pub fn message_text(f: &crate::ReportFinding) -> String {
