@@ -120,17 +120,13 @@ enum Line {
 struct Fingerprinted {
     head: String,
     lines: Vec<Line>,
-    seen: Vec<Seen>,
-    /// Every file on disk hashed, as it was then (racy ones included).
+    /// Every file on disk hashed, as it was then.
     stats: Vec<Stat>,
 }
 
 /// A file on disk as the fingerprint saw it.
 struct Stat {
-    path: PathBuf,
-    size: u64,
-    modified: u128,
-    hash: u128,
+    seen: Seen,
     /// Modified too recently for its metadata to vouch for its content.
     racy: bool,
 }
@@ -170,14 +166,23 @@ impl Fingerprinted {
     /// hashed, and that result must not be remembered under this fingerprint.
     fn still_holds(&self) -> bool {
         use rayon::prelude::*;
-        self.stats.par_iter().all(|s| {
+        self.stats.par_iter().all(|Stat { seen: s, racy }| {
             let Ok(meta) = std::fs::metadata(&s.path) else {
                 return false;
             };
             meta.len() == s.size
                 && modified_nanos(&meta).unwrap_or(0) == s.modified
-                && (!s.racy || std::fs::read(&s.path).is_ok_and(|b| hash128(&b) == s.hash))
+                && (!racy || std::fs::read(&s.path).is_ok_and(|b| hash128(&b) == s.hash))
         })
+    }
+
+    /// The files whose metadata vouches for their hash next time (not racy when seen).
+    fn seen(&self) -> Vec<Seen> {
+        self.stats
+            .iter()
+            .filter(|s| !s.racy)
+            .map(|s| s.seen.clone())
+            .collect()
     }
 
     /// The fingerprint of a run that knew `outline_only` files only by their outlines.
@@ -258,11 +263,11 @@ impl Inputs {
             previous.iter().map(|s| (s.path.as_path(), s)).collect();
         let outlined: crate::hash::HashMap<&Path, &Outlined> =
             outlined.iter().map(|o| (o.path.as_path(), o)).collect();
-        let lines: Vec<(Line, Option<Seen>, Option<Stat>)> = self
+        let lines: Vec<(Line, Option<Stat>)> = self
             .items
             .par_iter()
             .map(|item| match item {
-                Input::Line(l) => (Line::Plain(l.clone()), None, None),
+                Input::Line(l) => (Line::Plain(l.clone()), None),
                 // A buffer counts as the file would with that text: a saved buffer reuses
                 // the result.
                 Input::Text {
@@ -283,13 +288,12 @@ impl Inputs {
                         hash: *hash,
                         digest,
                     };
-                    (line, None, None)
+                    (line, None)
                 }
                 Input::Disk { what, path } => {
                     let unreadable = || {
                         (
                             Line::Plain(format!("{what} {} unreadable", path.display())),
-                            None,
                             None,
                         )
                     };
@@ -314,19 +318,14 @@ impl Inputs {
                             (hash, digest)
                         }
                     };
-                    let racy = modified == 0 || now.saturating_sub(modified) <= RACY_NANOS;
-                    let seen = (!racy).then(|| Seen {
-                        path: path.clone(),
-                        size: meta.len(),
-                        modified,
-                        hash,
-                    });
                     let stat = Stat {
-                        path: path.clone(),
-                        size: meta.len(),
-                        modified,
-                        hash,
-                        racy,
+                        seen: Seen {
+                            path: path.clone(),
+                            size: meta.len(),
+                            modified,
+                            hash,
+                        },
+                        racy: modified == 0 || now.saturating_sub(modified) <= RACY_NANOS,
                     };
                     let line = Line::File {
                         what,
@@ -334,22 +333,16 @@ impl Inputs {
                         hash,
                         digest,
                     };
-                    (line, seen, Some(stat))
+                    (line, Some(stat))
                 }
             })
             .collect();
-        let mut fp = Fingerprinted {
+        let (lines, stats): (Vec<Line>, Vec<Option<Stat>>) = lines.into_iter().unzip();
+        Fingerprinted {
             head: self.head.clone(),
-            lines: Vec::with_capacity(lines.len()),
-            seen: Vec::new(),
-            stats: Vec::new(),
-        };
-        for (line, seen, stat) in lines {
-            fp.lines.push(line);
-            fp.seen.extend(seen);
-            fp.stats.extend(stat);
+            lines,
+            stats: stats.into_iter().flatten().collect(),
         }
-        fp
     }
 }
 
@@ -489,9 +482,10 @@ impl Cache {
                         _ => None,
                     })
                     .collect();
-                if outlined != e.outlined || fp.seen != e.seen {
+                let seen = fp.seen();
+                if outlined != e.outlined || seen != e.seen {
                     e.outlined = outlined;
-                    e.seen = fp.seen.clone();
+                    e.seen = seen;
                     self.write(slot, &e);
                 }
                 rebuild(e, overrides, rule_levels).ok_or(Miss(fp))
@@ -527,7 +521,7 @@ impl Cache {
             .collect();
         let entry = Entry {
             fingerprint: fp.keyed_by(&outline_only),
-            seen: fp.seen,
+            seen: fp.seen(),
             outlined,
             checked: report.checked_paths.clone(),
             findings: report.findings.iter().map(|f| cached(report, f)).collect(),
@@ -666,17 +660,17 @@ mod tests {
         aged(&a, "class A {}", 3600);
         let first = inputs(d.path(), &[&a]).fingerprint(&[], &[], NO_DIGEST);
         assert_eq!(
-            first.seen.len(),
+            first.seen().len(),
             1,
             "an old file is vouched for by its metadata"
         );
         // The same content with another modification time: the same fingerprint.
         aged(&a, "class A {}", 60);
-        let touched = inputs(d.path(), &[&a]).fingerprint(&first.seen, &[], NO_DIGEST);
+        let touched = inputs(d.path(), &[&a]).fingerprint(&first.seen(), &[], NO_DIGEST);
         assert_eq!(touched.as_last_run_keyed(), first.as_last_run_keyed());
         // Other content: another fingerprint.
         aged(&a, "class B {}", 60);
-        let edited = inputs(d.path(), &[&a]).fingerprint(&touched.seen, &[], NO_DIGEST);
+        let edited = inputs(d.path(), &[&a]).fingerprint(&touched.seen(), &[], NO_DIGEST);
         assert_ne!(edited.as_last_run_keyed(), first.as_last_run_keyed());
         // Settings and buffers are part of it too.
         let mut other = Inputs::new(d.path(), "other settings");
@@ -702,12 +696,12 @@ mod tests {
         let a = d.path().join("A.java");
         std::fs::write(&a, "class A {}").unwrap();
         let fp = inputs(d.path(), &[&a]).fingerprint(&[], &[], NO_DIGEST);
-        assert!(fp.seen.is_empty(), "modified within {RACY_NANOS} ns");
+        assert!(fp.seen().is_empty(), "modified within {RACY_NANOS} ns");
         // So a later edit in the same clock tick is still seen: the file is hashed again.
         std::fs::write(&a, "class B {}").unwrap();
         assert_ne!(
             inputs(d.path(), &[&a])
-                .fingerprint(&fp.seen, &[], NO_DIGEST)
+                .fingerprint(&fp.seen(), &[], NO_DIGEST)
                 .as_last_run_keyed(),
             fp.as_last_run_keyed()
         );
